@@ -1,0 +1,63 @@
+// The whole HTTP service as one Fastify app. Only server.ts opens a port; tests call buildApp() and inject().
+// Auth follows where a route is registered: one encapsulated context per credential (house style 2).
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import addFormatsModule from 'ajv-formats';
+import type { AppContext } from './context.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
+import type { AgentRow } from './storage/agents-repo.ts';
+import adminRoutes from './routes/admin/index.ts';
+import ingestRoutes from './routes/ingest/index.ts';
+import runtimeRoutes from './routes/runtime/index.ts';
+import healthRoutes from './routes/health.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    /** The agent the request's credential belongs to, set by the context's auth hook. */
+    agent: AgentRow | null;
+  }
+}
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+
+export interface BuildOptions {
+  /** pino options or false; tests pass a stream to scan logs for secrets. */
+  logger?: boolean | Record<string, unknown>;
+}
+
+export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const logger =
+    opts.logger === false
+      ? false
+      : { level: ctx.config.logLevel, serializers: logSerializers, redact: logRedactPaths, ...(typeof opts.logger === 'object' ? opts.logger : {}) };
+  const options: FastifyServerOptions = {
+    logger,
+    genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
+    bodyLimit: ctx.config.maxJsonBodyBytes, // spec 8.4: input/output JSON has no hard cap; one operator ceiling
+    routerOptions: { maxParamLength: 512 },
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
+      plugins: [addFormats as never],
+    },
+  };
+  // Route modules opt into TypeBox typing with app.withTypeProvider<TypeBoxTypeProvider>().
+  const app = Fastify(options);
+
+  app.decorate('ctx', { ...ctx, log: app.log });
+  app.decorateRequest('agent', null);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  installErrorHandling(app);
+
+  await app.register(healthRoutes);
+  await app.register(adminRoutes, { prefix: '/api/admin' });
+  await app.register(ingestRoutes, { prefix: '/api/agents/:agentId/runs' });
+  await app.register(runtimeRoutes, { prefix: '/api' });
+  return app;
+}

@@ -1,0 +1,84 @@
+// Configuration is parsed once, here, and fails fast naming every bad variable (house style 7).
+// Nothing else in src/ reads process.env.
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  adminToken: string | null; // null: the embedded default generates one (see bootstrap)
+  masterKey: Buffer | null; // null: the embedded default generates one
+  publicUrl: string;
+  queuedTimeoutMs: number;
+  sweepIntervalMs: number;
+  outboundAllowHosts: string[];
+  maxJsonBodyBytes: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must be a postgres:// URL');
+
+  const adminToken = env.ARS_ADMIN_TOKEN || null;
+  if (adminToken !== null && adminToken.length < 32) problems.push('ARS_ADMIN_TOKEN must be at least 32 characters');
+
+  let masterKey: Buffer | null = null;
+  if (env.ARS_MASTER_KEY) {
+    const key = Buffer.from(env.ARS_MASTER_KEY, 'base64');
+    if (key.length !== 32) problems.push('ARS_MASTER_KEY must be 32 bytes, base64-encoded');
+    else masterKey = key;
+  } else if (databaseUrl) {
+    problems.push('ARS_MASTER_KEY is required with DATABASE_URL (only the embedded default generates one)');
+  }
+
+  const publicUrl = (env.ARS_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    const u = new URL(publicUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    problems.push('ARS_PUBLIC_URL must be an absolute http(s) URL');
+  }
+
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const config: Config = {
+    port,
+    host: env.HOST || '0.0.0.0',
+    databaseUrl,
+    dataDir: path.resolve(env.ARS_DATA_DIR || './.ars-data'),
+    adminToken,
+    masterKey,
+    publicUrl,
+    queuedTimeoutMs: int('ARS_QUEUED_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    sweepIntervalMs: int('ARS_SWEEP_INTERVAL_MS', 5_000, 10, 3_600_000),
+    outboundAllowHosts: (env.ARS_OUTBOUND_ALLOW_HOSTS || '').split(',').map((s) => s.trim()).filter(Boolean),
+    maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    logLevel,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,76 @@
+// One closed set of error codes, mapped to HTTP statuses in this one place (decisions.md "Errors").
+// Every error body is { error, code, requestId } plus runId wherever a run exists.
+
+const STATUS_BY_CODE = {
+  invalid_body: 400, // validation failure where the endpoint answers 400 (admin API, trigger-and-download, …)
+  invalid_json: 400,
+  invalid_url: 400, // spec 4.8: a malformed `url` in a waiting callback
+  unauthorized: 401,
+  not_eligible: 403, // agent toggles off / not eligible (spec part 7)
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  backward_transition: 409, // spec part 3 rule 1
+  waitpoint_unavailable: 409, // spec 4.9 / part 7
+  payload_too_large: 413,
+  validation_failed: 422, // validation failure where the endpoint answers 422 (register, callback)
+  agent_unavailable: 422, // not platform-managed, not active, wrong output kind, runtime unsupported
+  rate_limited: 429,
+  runtime_failed: 500, // the runtime could not be invoked (spec part 7)
+  internal: 500,
+  run_failed: 502, // synchronous call: the run failed or was cancelled; runtime answered JSON for a download
+  upstream_failed: 502, // admin logs / credentials: a third party refused
+  runtime_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS_BY_CODE[code];
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: { runId?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.status = STATUS_BY_CODE[code];
+  }
+}
+
+/** Factories for the errors raised in more than one place. */
+export const errors = {
+  unauthorized: (what = 'missing or invalid bearer token') => new ApiError('unauthorized', what),
+  notFound: (what: string) => new ApiError('not_found', `${what} not found`),
+  notEligible: (why: string) => new ApiError('not_eligible', why),
+  agentUnavailable: (why: string) => new ApiError('agent_unavailable', why),
+  invalid: (field: string, problem: string, code: 'invalid_body' | 'validation_failed' = 'invalid_body') =>
+    new ApiError(code, `${field} ${problem}`),
+  backwardTransition: (runId: number, from: string, to: string) =>
+    new ApiError('backward_transition', `run ${runId} is ${from}; it cannot move to ${to}`, { runId }),
+  conflict: (why: string) => new ApiError('conflict', why),
+  rateLimited: (retryAfterSeconds: number) =>
+    new ApiError('rate_limited', `rate limit exceeded; retry in ${retryAfterSeconds} s`, {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+  runtimeFailed: (runId: number, why: string) => new ApiError('runtime_failed', `runtime invocation failed: ${why}`, { runId }),
+  runFailed: (runId: number, why: string) => new ApiError('run_failed', why, { runId }),
+  runtimeTimeout: (runId: number) =>
+    new ApiError('runtime_timeout', 'the runtime did not respond within the wait window', { runId }),
+};
+
+export interface ErrorBody {
+  error: string;
+  code: ErrorCode;
+  requestId: string;
+  runId?: number;
+}
+
+export function errorBody(err: ApiError, requestId: string): ErrorBody {
+  const body: ErrorBody = { error: err.message, code: err.code, requestId };
+  if (err.extra.runId !== undefined) body.runId = err.extra.runId;
+  return body;
+}

@@ -1,0 +1,49 @@
+// Maps every failure to the closed set of error codes (errors.ts). Validation failures name the field; 5xx bodies
+// never carry internals; nothing from a request (secrets included) is echoed back beyond the field name.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, errorBody, type ErrorCode } from '../errors.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** How this endpoint reports a body that fails its schema: 400 (default) or 422 (spec 4.4, 4.8). */
+    validationCode?: 'invalid_body' | 'validation_failed';
+  }
+}
+
+export function toApiError(err: FastifyError, req: FastifyRequest): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err.validation) {
+    const first = err.validation[0];
+    const where = err.validationContext ?? 'body';
+    const field = first ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
+    const missing = first?.keyword === 'required' ? `.${String(first.params.missingProperty)}` : '';
+    const code = req.routeOptions.config?.validationCode ?? 'invalid_body';
+    return new ApiError(code, `${field}${missing} ${first?.keyword === 'required' ? 'is required' : (first?.message ?? 'is invalid')}`);
+  }
+  const byFastifyCode: Record<string, [ErrorCode, string]> = {
+    FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_json', 'request body is not valid JSON'],
+    FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_json', 'request body is empty but declared as JSON'],
+    FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'request body is too large'],
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: ['invalid_body', 'unsupported content type; send application/json'],
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_body', 'content-length does not match the body'],
+  };
+  const mapped = err.code ? byFastifyCode[err.code] : undefined;
+  if (mapped) return new ApiError(mapped[0], mapped[1]);
+  if (err instanceof SyntaxError || err.statusCode === 400) return new ApiError('invalid_json', 'request body is not valid JSON');
+  if (err.statusCode === 413) return new ApiError('payload_too_large', 'request body is too large');
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new ApiError('invalid_body', 'bad request');
+  return new ApiError('internal', 'internal error');
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(err, req);
+    if (apiError.status >= 500 && !(err instanceof ApiError)) req.log.error({ err }, 'unhandled error');
+    else if (apiError.status >= 500) req.log.warn({ code: apiError.code, runId: apiError.extra.runId }, apiError.message);
+    for (const [k, v] of Object.entries(apiError.extra.headers ?? {})) reply.header(k, v);
+    return reply.code(apiError.status).type('application/json; charset=utf-8').send(errorBody(apiError, req.id));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send(errorBody(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?')[0]!.replace(/\/runs\/webhook(-and-wait)?\/[^/]+/, '/runs/webhook$1/[REDACTED]')}`), req.id));
+  });
+}

@@ -1,0 +1,27 @@
+// /api/agents/{agentId}/runs/* authenticated by the agent's ingest key (spec part 5). An ingest key of another
+// agent, or an unknown agent, is the same 401. The per-agent rate limit counts only authenticated calls.
+import type { FastifyInstance } from 'fastify';
+import { bearerToken, parseId } from '../../http/bearer.ts';
+import { secretMatches } from '../../lib/secrets.ts';
+import { errors } from '../../errors.ts';
+import { enforceRateLimit } from '../../http/rate-limit.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Spec 8.1: bucket name and per-minute limit, counted per agent after authentication. */
+    rateLimit?: { bucket: string; limit: number };
+  }
+}
+
+export default async function ingestRoutes(app: FastifyInstance): Promise<void> {
+  app.addHook('onRequest', async (req, reply) => {
+    const token = bearerToken(req);
+    if (!token) throw errors.unauthorized();
+    const agentId = parseId((req.params as { agentId?: string }).agentId);
+    const agent = agentId === null ? null : await app.ctx.agents.get(agentId);
+    if (!agent || !secretMatches(token, agent.ingest_key_digest)) throw errors.unauthorized();
+    req.agent = agent;
+    const rl = req.routeOptions.config.rateLimit;
+    if (rl) await enforceRateLimit(app.ctx.limiter, reply, `${rl.bucket}:agent:${agent.id}`, rl.limit);
+  });
+}

@@ -1,0 +1,16 @@
+// Runtime-facing endpoints, authenticated by the agent key (spec part 5): the key itself names the agent.
+import type { FastifyInstance } from 'fastify';
+import { bearerToken } from '../../http/bearer.ts';
+import { errors } from '../../errors.ts';
+import { enforceRateLimit } from '../../http/rate-limit.ts';
+
+export default async function runtimeRoutes(app: FastifyInstance): Promise<void> {
+  app.addHook('onRequest', async (req, reply) => {
+    const token = bearerToken(req);
+    const agent = token ? await app.ctx.agents.byAgentKey(token) : null;
+    if (!agent) throw errors.unauthorized('missing or invalid agent key');
+    req.agent = agent;
+    const rl = req.routeOptions.config.rateLimit;
+    if (rl) await enforceRateLimit(app.ctx.limiter, reply, `${rl.bucket}:agent:${agent.id}`, rl.limit);
+  });
+}

@@ -1,0 +1,137 @@
+// The one interface every runtime kind implements (decisions.md "Runtimes"). Routes and the run state machine
+// only ever talk to this interface, so a third runtime kind is a new adapter plus one line in the registry.
+import type { Readable } from 'node:stream';
+
+export type RuntimeKind = 'workflow' | 'task';
+
+/** A runtime row with its secrets decrypted, as the adapters need it. */
+export interface RuntimeConnection {
+  id: number;
+  kind: RuntimeKind;
+  baseUrl: string;
+  apiKey: string | null;
+}
+
+/** Spec 2.3: what the service sends to the runtime when it triggers a run. Never holds the agent key. */
+export interface TaskPayload {
+  runId: number;
+  input: unknown;
+  connectionIds?: Record<string, { integrationId: string; connectionId: string }>;
+  credentialsToken?: string;
+}
+
+/**
+ * The exact body adapters send (spec 2.3). Copies the four known fields only, so anything else a caller put on
+ * the object (an agent key, say) can never reach the runtime, whatever the static type said.
+ */
+export function wirePayload(p: TaskPayload): TaskPayload {
+  const out: TaskPayload = { runId: p.runId, input: p.input ?? {} };
+  if (p.connectionIds !== undefined) out.connectionIds = p.connectionIds;
+  if (p.credentialsToken !== undefined) out.credentialsToken = p.credentialsToken;
+  return out;
+}
+
+/** The service's own vocabulary; adapters map runtime statuses onto it (runtimes.md). */
+export type MappedStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** Why a call to a runtime did not give a usable answer. Expected outcomes are values, not exceptions. */
+export interface RuntimeFailure {
+  kind: 'unreachable' | 'timeout' | 'rejected' | 'bad_response' | 'not_supported';
+  message: string; // short, for a person; never contains secrets
+  httpStatus?: number;
+  /** True when the same call may succeed if repeated later (transport errors, 5xx, 429, replica lag). */
+  retryable?: boolean;
+  /** 429 only: when the runtime says its limit resets (Trigger.dev `x-ratelimit-reset`). */
+  retryAt?: Date;
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: RuntimeFailure };
+
+/** The terminal (or not) answer of a workflow runtime's held webhook call. */
+export interface WorkflowAnswer {
+  status: 'completed' | 'failed' | 'cancelled';
+  output: unknown; // parsed JSON body on success; null otherwise
+  error: string | null; // short reason on failure
+  externalRunId: string | null; // x-n8n-execution-id when the workflow sends it
+  /** The runtime's HTTP status when it answered at all; undefined after a transport error or an abort. */
+  httpStatus?: number;
+  /** True when the caller's signal ended the held call (the wait window or a cancel), not the runtime. */
+  aborted?: boolean;
+}
+
+export interface InvokeArgs {
+  runtime: RuntimeConnection;
+  target: string; // n8n webhook path or Trigger.dev task identifier
+  payload: TaskPayload;
+  /** Aborting bounds the held call of a workflow runtime (the running timeout or a cancel). */
+  signal?: AbortSignal;
+}
+
+export interface Invoked {
+  externalRunId: string | null;
+  /**
+   * Workflow runtimes only: settles when the held webhook call answers (never rejects; a transport error, an
+   * empty 200 or a 5xx resolve as `failed`). Task runtimes leave it undefined: their result is polled.
+   */
+  answer?: Promise<WorkflowAnswer>;
+}
+
+export interface StreamStart {
+  status: number;
+  headers: Record<string, string>; // lowercased names
+  body: Readable; // the runtime's bytes, not buffered
+  /**
+   * True when the runtime answered JSON (content-type) or announced an empty body (`content-length: 0`) instead
+   * of a file: spec 4.3's 502 case. A chunked body with no content-type that turns out empty is not detected
+   * here; the route sees zero bytes.
+   */
+  isJson: boolean;
+  /** n8n: the `x-n8n-execution-id` header when the Respond node sets it. */
+  externalRunId?: string | null;
+}
+
+export interface RemoteStatus {
+  status: MappedStatus | 'unknown';
+  output: unknown; // the task's return value / workflow output, only when completed
+  error: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  /** Wall clock finishedAt - startedAt when both are known (never Trigger.dev's compute-only durationMs). */
+  durationMs?: number | null;
+  /** The runtime's own status word, for logs and diagnostics. */
+  runtimeStatus?: string;
+}
+
+/** One line of `fetchLogs`: a Trigger.dev run event or an n8n node run, normalised. */
+export interface RuntimeLogEntry {
+  time: string | null; // ISO 8601
+  level: string;
+  message: string;
+  isError: boolean;
+  durationMs: number | null;
+  /** n8n: the node name. */
+  node?: string;
+}
+
+export interface WaitpointState {
+  status: 'WAITING' | 'COMPLETED' | 'TIMED_OUT' | 'UNKNOWN';
+}
+
+export interface RuntimeAdapter {
+  readonly kind: RuntimeKind;
+  /** Spec 4.7: only runtimes that answer a held call can serve webhook-and-wait. */
+  readonly supportsSyncInvoke: boolean;
+  /** Spec 4.8 `waiting`: only runtimes that implement waitpoints. */
+  readonly supportsWaitpoints: boolean;
+
+  /** Starts a run. Resolves once the runtime accepted the request (or failed to). */
+  invoke(args: InvokeArgs): Promise<Outcome<Invoked>>;
+  /** Starts a run whose answer is a file, resolving when the runtime begins to answer. */
+  invokeStream(args: InvokeArgs): Promise<Outcome<StreamStart>>;
+  fetchStatus(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RemoteStatus>>;
+  cancel(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<void>>;
+  /** Where the runtime needs an inspection first (Trigger.dev answers success even for finished tokens). */
+  inspectWaitpoint(runtime: RuntimeConnection, tokenId: string): Promise<Outcome<WaitpointState>>;
+  completeWaitpoint(runtime: RuntimeConnection, tokenId: string, payload: unknown): Promise<Outcome<void>>;
+  fetchLogs(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<unknown[]>>;
+}

@@ -1,0 +1,32 @@
+// One SQL dialect (PostgreSQL), two drivers: embedded PGlite by default, a real server via DATABASE_URL.
+// Everything above this file sees only these interfaces.
+
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+/** A connection inside a transaction. */
+export interface Tx extends Queryable {
+  /** Runs several statements separated by semicolons, without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly driver: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction; rolls back if it throws. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs several statements separated by semicolons, without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  /** LISTEN on a channel; returns a function that stops listening. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** Postgres int8 (bigint ids, counters, durations) as JS numbers: every value we store stays below 2^53. */
+export const INT8_OID = 20;
+export const parseInt8 = (value: string): number => Number(value);

@@ -1,0 +1,28 @@
+// Plain, versioned SQL migrations, applied at start and by `npm run migrate`. Concurrent starters serialize on a
+// transaction-scoped advisory lock, so several instances can boot against one database.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Db } from './db.ts';
+
+const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const LOCK_ID = 0x41525300; // "ARS\0"
+
+export async function migrate(db: Db): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
+    await tx.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const done = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    const applied: string[] = [];
+    for (const file of files) {
+      if (done.has(file)) continue;
+      await tx.exec(await readFile(path.join(MIGRATIONS_DIR, file), 'utf8'));
+      await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
+      applied.push(file);
+    }
+    return applied;
+  });
+}

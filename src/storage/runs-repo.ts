@@ -1,0 +1,215 @@
+// The runs repository: the only code that writes `runs.status` (house style 9). Every transition is one guarded
+// UPDATE whose allowed "from" statuses come from run-states.ts; the same statement queues outbound events for the
+// new status in the outbox and NOTIFYs waiters, so a transition, its events and its wake-up are atomic.
+import type { Queryable } from './db.ts';
+import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from '../runs/run-states.ts';
+
+export interface WaitState {
+  tokenId: string;
+  description: string;
+  url: string | null;
+  output: unknown;
+}
+
+export interface RunRow {
+  id: number;
+  agent_id: number;
+  status: RunStatus;
+  source: string;
+  external_run_id: string | null;
+  input: unknown;
+  metadata: unknown;
+  output_data: unknown;
+  outputs: number;
+  error: unknown;
+  duration_ms: number | null;
+  wait_state: WaitState | null;
+  created_by: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  next_poll_at: Date | null;
+}
+
+export const RUN_EVENTS_CHANNEL = 'ars_run';
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+export interface NewRun {
+  agentId: number;
+  status: RunStatus;
+  source: string;
+  now: Date;
+  externalRunId?: string | null;
+  input?: unknown;
+  metadata?: unknown;
+  createdBy?: string | null;
+  startedAt?: Date | null;
+  nextPollAt?: Date | null;
+}
+
+const INSERT_COLUMNS = `agent_id, status, source, external_run_id, input, metadata, created_by, created_at, started_at, next_poll_at, updated_at`;
+const insertValues = (r: NewRun) => [
+  r.agentId,
+  r.status,
+  r.source,
+  r.externalRunId ?? null,
+  json(r.input ?? {}),
+  json(r.metadata ?? {}),
+  r.createdBy ?? null,
+  r.now,
+  r.startedAt ?? null,
+  r.nextPollAt ?? null,
+];
+
+export async function insertRun(q: Queryable, run: NewRun): Promise<RunRow> {
+  const { rows } = await q.query<RunRow>(
+    `INSERT INTO runs (${INSERT_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8) RETURNING *`,
+    insertValues(run),
+  );
+  return rows[0]!;
+}
+
+/**
+ * Idempotent on (agent_id, external_run_id): concurrent duplicates all get the one row. ON CONFLICT DO NOTHING
+ * waits for a concurrent inserter's commit, so the SELECT that follows a lost race always finds the winner.
+ */
+export async function insertRunOnce(q: Queryable, run: NewRun & { externalRunId: string }): Promise<{ run: RunRow; created: boolean }> {
+  const { rows } = await q.query<RunRow>(
+    `INSERT INTO runs (${INSERT_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8)
+     ON CONFLICT (agent_id, external_run_id) DO NOTHING RETURNING *`,
+    insertValues(run),
+  );
+  if (rows[0]) return { run: rows[0], created: true };
+  const existing = await findRunByExternalId(q, run.agentId, run.externalRunId);
+  if (!existing) throw new Error('run vanished after a conflicting insert');
+  return { run: existing, created: false };
+}
+
+export async function findRun(q: Queryable, runId: number): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>('SELECT * FROM runs WHERE id = $1', [runId]);
+  return rows[0] ?? null;
+}
+
+export async function findRunByExternalId(q: Queryable, agentId: number, externalRunId: string): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>('SELECT * FROM runs WHERE agent_id = $1 AND external_run_id = $2', [agentId, externalRunId]);
+  return rows[0] ?? null;
+}
+
+/** Fields a transition may write besides status. `undefined` leaves a column as it is. */
+export interface RunPatch {
+  outputData?: unknown;
+  outputs?: number | null; // null/undefined: keep (spec 4.8: the latest non-null value wins)
+  error?: unknown;
+  durationMs?: number | null; // terminal only; absent: wall clock from started_at (or created_at)
+  startedAt?: Date | null; // stamped once: coalesce keeps the first
+  completedAt?: Date | null; // terminal only; absent: now
+  externalRunId?: string | null; // kept if already set
+  waitState?: WaitState | null; // null clears
+  metadata?: unknown;
+  nextPollAt?: Date | null;
+}
+
+export type TransitionResult =
+  | { kind: 'applied'; run: RunRow }
+  | { kind: 'noop'; run: RunRow } // already there (spec part 1: later terminal writes are no-ops)
+  | { kind: 'backward'; run: RunRow } // spec part 3 rule 1: 409
+  | { kind: 'not_found' };
+
+/**
+ * Moves run `runId` to `to` on `event`, if and only if its current status allows it — in one statement.
+ * Terminal moves stamp completed_at and duration; every move stamps started_at once when the run is past queued.
+ */
+export async function transition(
+  q: Queryable,
+  runId: number,
+  event: RunEvent,
+  to: RunStatus,
+  now: Date,
+  patch: RunPatch = {},
+  opts: { agentId?: number } = {},
+): Promise<TransitionResult> {
+  const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
+  const params: unknown[] = [runId, allowedFrom(event, to), to, now];
+  const p = (v: unknown): string => `$${params.push(v)}`;
+  const sets = ['status = $3', 'updated_at = $4'];
+
+  if (to !== 'queued') sets.push(`started_at = coalesce(started_at, ${p(patch.startedAt ?? null)}::timestamptz, $4)`);
+  if (patch.outputData !== undefined) sets.push(`output_data = ${p(json(patch.outputData))}::jsonb`);
+  if (patch.outputs !== undefined && patch.outputs !== null) sets.push(`outputs = ${p(patch.outputs)}`);
+  if (patch.error !== undefined) sets.push(`error = ${p(json(patch.error))}::jsonb`);
+  if (patch.externalRunId) sets.push(`external_run_id = coalesce(external_run_id, ${p(patch.externalRunId)})`);
+  if (patch.metadata !== undefined) sets.push(`metadata = ${p(json(patch.metadata))}::jsonb`);
+  if (patch.waitState !== undefined) sets.push(`wait_state = ${p(json(patch.waitState))}::jsonb`);
+  if (terminal) {
+    const completedAt = p(patch.completedAt ?? null);
+    sets.push(`completed_at = coalesce(${completedAt}::timestamptz, $4)`);
+    // Wall clock from the first start (or creation, for a run that never started) unless supplied.
+    sets.push(
+      `duration_ms = coalesce(${p(patch.durationMs ?? null)}::bigint,
+         greatest(0, round(extract(epoch from (coalesce(${completedAt}::timestamptz, $4)
+           - coalesce(started_at, ${p(patch.startedAt ?? null)}::timestamptz, created_at))) * 1000))::bigint)`,
+    );
+    sets.push('next_poll_at = NULL');
+    if (patch.waitState === undefined) sets.push('wait_state = NULL');
+  } else if (patch.nextPollAt !== undefined) {
+    sets.push(`next_poll_at = ${p(patch.nextPollAt)}`);
+  }
+  const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${p(opts.agentId)}`;
+
+  const { rows } = await q.query<RunRow>(
+    `WITH moved AS (
+       UPDATE runs SET ${sets.join(', ')}
+       WHERE id = $1 AND status = ANY($2::text[])${agentGuard}
+       RETURNING *
+     ), queued_events AS (
+       INSERT INTO outbox (webhook_action_id, run_id, event, message_id, snapshot, next_attempt_at)
+       SELECT wa.id, moved.id, moved.status, 'msg_' || moved.id || '_' || moved.status || '_' || wa.id
+              || CASE WHEN moved.status = 'waiting' THEN '_' || md5(coalesce(moved.wait_state->>'tokenId', '')) ELSE '' END,
+              to_jsonb(moved), $4
+       FROM moved JOIN webhook_actions wa ON wa.agent_id = moved.agent_id AND wa.on_state = moved.status
+       ON CONFLICT (message_id) DO NOTHING
+     )
+     SELECT moved.*, pg_notify('${RUN_EVENTS_CHANNEL}', moved.id || ':' || moved.status) AS notified FROM moved`,
+    params,
+  );
+  if (rows[0]) return { kind: 'applied', run: stripNotified(rows[0]) };
+
+  const current = await findRun(q, runId);
+  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
+  return { kind: classifyRefusal(event, current.status, to), run: current };
+}
+
+/** Intermediate output (spec 4.8 `output` without complete/failed): records output, lifts a queued run. */
+export async function recordIntermediateOutput(
+  q: Queryable,
+  runId: number,
+  now: Date,
+  patch: Pick<RunPatch, 'outputData' | 'outputs'>,
+  opts: { agentId?: number } = {},
+): Promise<TransitionResult> {
+  const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, json(patch.outputData ?? null), patch.outputs ?? null];
+  const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = $${params.push(opts.agentId)}`;
+  const { rows } = await q.query<RunRow>(
+    `UPDATE runs SET
+       status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+       started_at = coalesce(started_at, $3),
+       output_data = coalesce($4::jsonb, output_data),
+       outputs = coalesce($5::bigint, outputs),
+       updated_at = $3
+     WHERE id = $1 AND status = ANY($2::text[])${agentGuard}
+     RETURNING *, pg_notify('${RUN_EVENTS_CHANNEL}', id || ':' || status) AS notified`,
+    params,
+  );
+  if (rows[0]) return { kind: 'applied', run: stripNotified(rows[0]) };
+  const current = await findRun(q, runId);
+  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
+  return { kind: 'backward', run: current };
+}
+
+function stripNotified(row: RunRow & { notified?: unknown }): RunRow {
+  delete row.notified;
+  return row;
+}

@@ -1,0 +1,81 @@
+// Builds the real app on a test database. `logs` collects every log line so tests can scan them for secrets.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createContext, stopContext, type ServiceContext } from '../../src/deps.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import type { RateLimiter } from '../../src/limits/rate-limiter.ts';
+import type { RuntimeRegistry } from '../../src/runtimes/runtime-registry.ts';
+import type { Db } from '../../src/storage/db.ts';
+import { createTestDb, type TestDb } from './test-db.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: FastifyInstance['ctx'];
+  db: Db;
+  testDb: TestDb;
+  logs: string[];
+  /** A second app instance on the same database (PostgreSQL only). */
+  another(overrides?: Partial<TestAppOptions>): Promise<{ app: FastifyInstance; close(): Promise<void> }>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  clock?: Clock;
+  limiter?: RateLimiter;
+  runtimes?: RuntimeRegistry;
+  config?: Partial<Config>;
+}
+
+const masterKey = randomBytes(32);
+
+async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
+  const config: Config = { ...loadConfig({ LOG_LEVEL: 'info' }), ...opts.config };
+  const ctx: ServiceContext = await createContext({
+    config,
+    db,
+    masterKey,
+    adminToken: ADMIN_TOKEN,
+    clock: opts.clock,
+    limiter: opts.limiter,
+    runtimes: opts.runtimes,
+  });
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const app = await buildApp(ctx, { logger: { stream } });
+  await app.ready();
+  return { app, close: async () => (await app.close(), await stopContext(ctx)) };
+}
+
+export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const testDb = await createTestDb();
+  const logs: string[] = [];
+  const main = await instance(testDb.db, opts, logs);
+  const extras: Array<{ close(): Promise<void> }> = [];
+  return {
+    app: main.app,
+    ctx: main.app.ctx,
+    db: testDb.db,
+    testDb,
+    logs,
+    async another(overrides = {}) {
+      const db = await testDb.openAnother();
+      const other = await instance(db, { ...opts, ...overrides }, logs);
+      extras.push(other);
+      return other;
+    },
+    async close() {
+      for (const e of extras) await e.close();
+      await main.close();
+      await testDb.drop();
+    },
+  };
+}
