@@ -63,7 +63,11 @@ export interface InvokeArgs {
   runtime: RuntimeConnection;
   target: string; // n8n webhook path or Trigger.dev task identifier
   payload: TaskPayload;
-  /** Aborting bounds the held call of a workflow runtime (the running timeout or a cancel). */
+  /**
+   * The only deadline of a workflow runtime's held call (the wait window, the running timeout or a cancel);
+   * adapters add no short timer of their own. For invokeStream it bounds only the wait for the answer to begin:
+   * once it has begun, stop a download by destroying `body`. Task runtimes' API calls have their own short bounds.
+   */
   signal?: AbortSignal;
 }
 

@@ -1,0 +1,235 @@
+// Outbound HTTP shared by the runtime adapters. Every call is bounded: undici's defaults (300 s headers and body,
+// 10 s connect) would let one stuck runtime pin a request, a sweeper tick or a socket for minutes.
+import { Agent, Pool, request, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Outcome, RuntimeFailure } from './runtime-adapter.ts';
+
+export interface HttpTimeouts {
+  /** TCP (and TLS) connect. A runtime that cannot be reached is reported within this. */
+  connectMs: number;
+  /** API calls: time to the response headers. */
+  headersMs: number;
+  /** API calls: idle time between body chunks, and (added to headersMs) the whole-call ceiling. */
+  bodyMs: number;
+  /**
+   * Held workflow calls and downloads wait for headers this long at most when the caller's signal never fires.
+   * The caller's signal is the real bound (the wait window or the running timeout); this is a backstop equal to
+   * the spec's 24 h max run duration ceiling (8.2), so a forgotten signal cannot hold a socket forever.
+   */
+  heldCallMaxMs: number;
+  /** Downloads: idle gap tolerated between chunks. undici does not count time paused by our backpressure. */
+  streamIdleMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = {
+  connectMs: 5_000,
+  headersMs: 15_000,
+  bodyMs: 15_000,
+  heldCallMaxMs: 24 * 60 * 60_000,
+  streamIdleMs: 60_000,
+};
+
+export interface RuntimeHttpOptions {
+  timeouts?: Partial<HttpTimeouts>;
+  /** Largest API answer read into memory (Trigger.dev outputs, n8n execution data). */
+  maxJsonBytes?: number;
+  /** Tests may pass their own dispatcher; otherwise one keep-alive Agent is owned and closed by close(). */
+  dispatcher?: Dispatcher;
+}
+
+export interface ApiRequest {
+  method: 'GET' | 'POST';
+  url: URL;
+  headers?: Record<string, string>;
+  /** Serialised as the JSON body when present. */
+  json?: unknown;
+  /** Names the call in failure messages ("Trigger.dev trigger"); URLs are left out because they may be signed. */
+  what: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Parsed body; undefined when the body is empty or not JSON. */
+  json: unknown;
+  isJson: boolean;
+  /** The first 300 characters of the body, for messages. */
+  snippet: string;
+}
+
+export class RuntimeHttp {
+  readonly timeouts: HttpTimeouts;
+  readonly maxJsonBytes: number;
+  readonly dispatcher: Dispatcher;
+  readonly #owned: boolean;
+  readonly #pools = new Set<Pool>();
+
+  constructor(opts: RuntimeHttpOptions = {}) {
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+    this.maxJsonBytes = opts.maxJsonBytes ?? 64 * 1024 * 1024;
+    this.#owned = opts.dispatcher === undefined;
+    this.dispatcher =
+      opts.dispatcher ??
+      new Agent({
+        connect: { timeout: this.timeouts.connectMs },
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+        // Kept so close() can cut held calls: Agent.close() forgets its pools before they have drained.
+        factory: (origin, options) => {
+          // The Agent drops idle pools and makes new ones later; forget the dead ones here.
+          for (const p of this.#pools) if (p.closed || p.destroyed) this.#pools.delete(p);
+          const pool = new Pool(origin, options);
+          this.#pools.add(pool);
+          return pool;
+        },
+      });
+  }
+
+  /**
+   * Graceful: lets in-flight calls finish for up to `graceMs`, then cuts them. Shutdown should first abort the
+   * signals of held workflow calls (they may otherwise last for hours).
+   */
+  async close(graceMs = 5_000): Promise<void> {
+    if (!this.#owned) return;
+    const closed = this.dispatcher.close().then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+    const inTime = await Promise.race([closed, late]);
+    clearTimeout(timer);
+    if (inTime) return;
+    await Promise.all([...this.#pools].map((p) => p.destroy().catch(() => undefined)));
+    await closed;
+  }
+
+  /** One API round trip, read whole (up to maxJsonBytes). Expected failures come back as values. */
+  async call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
+    const { headersMs, bodyMs } = this.timeouts;
+    // bodyTimeout is an idle timer: a runtime trickling one byte per second would never trip it, so the whole
+    // call also has a ceiling.
+    const ceiling = AbortSignal.timeout(headersMs + bodyMs);
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    let body: string | undefined;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    }
+    try {
+      const res = await request(req.url, {
+        dispatcher: this.dispatcher,
+        method: req.method,
+        headers,
+        body,
+        signal: ceiling,
+        headersTimeout: headersMs,
+        bodyTimeout: bodyMs,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > this.maxJsonBytes) {
+          res.body.destroy();
+          return fail('bad_response', `${req.what}: answer larger than ${this.maxJsonBytes} bytes`);
+        }
+        chunks.push(chunk);
+      }
+      const text = Buffer.concat(chunks).toString('utf8');
+      const parsed = parseJson(text);
+      return {
+        ok: true,
+        value: {
+          status: res.statusCode,
+          headers: headerRecord(res.headers),
+          json: parsed.ok ? parsed.value : undefined,
+          isJson: parsed.ok,
+          snippet: text.slice(0, 300),
+        },
+      };
+    } catch (err) {
+      if (ceiling.aborted) return fail('timeout', `${req.what}: no complete answer within ${headersMs + bodyMs} ms`, true);
+      return { ok: false, failure: transportFailure(err, req.what) };
+    }
+  }
+}
+
+export function fail(kind: RuntimeFailure['kind'], message: string, retryable?: boolean): { ok: false; failure: RuntimeFailure } {
+  const failure: RuntimeFailure = { kind, message };
+  if (retryable !== undefined) failure.retryable = retryable;
+  return { ok: false, failure };
+}
+
+const UNREACHABLE = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CONNECT_TIMEOUT',
+]);
+const CONNECTION_LOST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
+
+/** Maps a thrown transport error to a failure. Uses error codes only: messages could echo a signed URL. */
+export function transportFailure(err: unknown, what: string): RuntimeFailure {
+  const code = errorCode(err);
+  if (UNREACHABLE.has(code)) return { kind: 'unreachable', message: `${what}: cannot connect (${code})`, retryable: true };
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return { kind: 'timeout', message: `${what}: runtime stopped answering (${code})`, retryable: true };
+  }
+  if (code.startsWith('HPE_') || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' || code === 'UND_ERR_HEADERS_OVERFLOW') {
+    return { kind: 'bad_response', message: `${what}: answer is not valid HTTP (${code})` };
+  }
+  if (CONNECTION_LOST.has(code)) return { kind: 'unreachable', message: `${what}: connection lost (${code})`, retryable: true };
+  return { kind: 'unreachable', message: `${what}: request failed${code ? ` (${code})` : ''}`, retryable: true };
+}
+
+function errorCode(err: unknown): string {
+  let e: unknown = err;
+  // undici wraps socket errors (cause) and Node wraps DNS/connect errors in AggregateError.
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
+    const { code, name } = e as { code?: unknown; name?: unknown };
+    if (typeof code === 'string' && code !== 'UND_ERR') return code;
+    if (name === 'HTTPParserError') return 'HPE_INVALID'; // llhttp sometimes leaves the code out
+    const inner = e as { cause?: unknown; errors?: unknown[] };
+    e = inner.cause ?? inner.errors?.[0];
+  }
+  return '';
+}
+
+export function headerRecord(raw: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.trim() === '') return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * `{base}/{segments…}` keeping any path prefix of the base URL (n8n is often served under `/n8n/`). Each segment
+ * is percent-encoded so an id can never climb out of the intended path. Null when the base is not http(s).
+ */
+export function joinUrl(baseUrl: string, ...segments: string[]): URL | null {
+  let base: URL;
+  try {
+    base = new URL(baseUrl);
+  } catch {
+    return null;
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') return null;
+  const prefix = base.pathname.replace(/\/+$/, '');
+  base.pathname = `${prefix}/${segments.map(encodeURIComponent).join('/')}`;
+  base.search = '';
+  base.hash = '';
+  return base;
+}
+
+/** A short human reason from a runtime's JSON error body (`message`, `error`, `detail`), never the whole body. */
+export function runtimeMessage(res: ApiResponse, fallback: string): string {
+  const body = res.json as { message?: unknown; error?: unknown; detail?: unknown } | undefined;
+  const candidate = body?.message ?? body?.error ?? body?.detail;
+  return typeof candidate === 'string' && candidate !== '' ? candidate.slice(0, 500) : fallback;
+}

@@ -1,0 +1,205 @@
+// The workflow runtime: n8n, triggered through a Webhook node that holds the request until its Respond node
+// runs (runtimes.md "n8n"). The API key is only ever sent to the executions API, never to a webhook: webhook
+// request headers become workflow data that any node can read.
+import { request } from 'undici';
+import type { Readable } from 'node:stream';
+import type {
+  InvokeArgs, Invoked, Outcome, RemoteStatus, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeLogEntry,
+  StreamStart, WaitpointState, WorkflowAnswer,
+} from './runtime-adapter.ts';
+import { wirePayload } from './runtime-adapter.ts';
+import { fail, headerRecord, joinUrl, RuntimeHttp, runtimeMessage, transportFailure, type ApiResponse } from './http.ts';
+import { ABORTED_MESSAGE, startHeldCall, type HeldAnswer } from './held-call.ts';
+import {
+  answerFromHeld, EXECUTION_ID_HEADER, executionIdFromResumeUrl, logsFromExecution, statusFromExecution,
+  type Execution,
+} from './n8n-mapping.ts';
+
+export interface N8nAdapterOptions {
+  http?: RuntimeHttp;
+  /** Largest held-call answer kept in memory (spec 8.4: no hard cap on output JSON; this is the safety net). */
+  maxAnswerBytes?: number;
+}
+
+export class N8nAdapter implements RuntimeAdapter {
+  readonly kind = 'workflow' as const;
+  readonly supportsSyncInvoke = true;
+  readonly supportsWaitpoints = true;
+  readonly #http: RuntimeHttp;
+  readonly #maxAnswerBytes: number;
+
+  constructor(opts: N8nAdapterOptions = {}) {
+    this.#http = opts.http ?? new RuntimeHttp();
+    this.#maxAnswerBytes = opts.maxAnswerBytes ?? this.#http.maxJsonBytes;
+  }
+
+  async invoke(args: InvokeArgs): Promise<Outcome<Invoked>> {
+    const url = webhookUrl(args.runtime, args.target);
+    if (!url) return fail('rejected', 'n8n webhook: invalid base URL or webhook path');
+    const call = startHeldCall(this.#http, {
+      url,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: Buffer.from(JSON.stringify(wirePayload(args.payload))),
+      signal: args.signal,
+      maxBytes: this.#maxAnswerBytes,
+      what: 'n8n webhook',
+    });
+    const accepted = await call.accepted;
+    if (!accepted.ok) return accepted;
+    const answer = call.answer.then((o) => toWorkflowAnswer(o, call.abortedByCaller()));
+    return { ok: true, value: { externalRunId: null, answer } };
+  }
+
+  async invokeStream(args: InvokeArgs): Promise<Outcome<StreamStart>> {
+    const url = webhookUrl(args.runtime, args.target);
+    if (!url) return fail('rejected', 'n8n webhook: invalid base URL or webhook path');
+    if (args.signal?.aborted) return fail('timeout', `n8n webhook: ${ABORTED_MESSAGE}`);
+    // The caller's signal bounds only the wait for the answer to begin; once bytes flow, aborting it must not
+    // cut the download (spec 4.3: the window bounds the start of streaming). So it is relayed, then detached.
+    const relay = new AbortController();
+    const onAbort = (): void => relay.abort();
+    args.signal?.addEventListener('abort', onAbort, { once: true });
+    const { heldCallMaxMs, streamIdleMs } = this.#http.timeouts;
+    try {
+      const res = await request(url, {
+        dispatcher: this.#http.dispatcher,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(wirePayload(args.payload)),
+        signal: relay.signal,
+        headersTimeout: heldCallMaxMs,
+        bodyTimeout: streamIdleMs,
+      });
+      const headers = headerRecord(res.headers);
+      const type = headers['content-type'] ?? '';
+      // Only an announced empty body can be judged here; a chunked empty body is seen by the route as 0 bytes.
+      const isJson = /[/+]json\b/i.test(type) || headers['content-length'] === '0';
+      return {
+        ok: true,
+        value: {
+          status: res.statusCode,
+          headers,
+          body: res.body as Readable,
+          isJson,
+          externalRunId: headers[EXECUTION_ID_HEADER] || null,
+        },
+      };
+    } catch (err) {
+      if (relay.signal.aborted) return fail('timeout', `n8n webhook: ${ABORTED_MESSAGE}`);
+      return { ok: false, failure: transportFailure(err, 'n8n webhook') };
+    } finally {
+      args.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async fetchStatus(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RemoteStatus>> {
+    const ex = await this.#getExecution(runtime, externalRunId);
+    return ex.ok ? { ok: true, value: statusFromExecution(ex.value) } : ex;
+  }
+
+  async fetchLogs(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RuntimeLogEntry[]>> {
+    const ex = await this.#getExecution(runtime, externalRunId);
+    return ex.ok ? { ok: true, value: logsFromExecution(ex.value) } : ex;
+  }
+
+  /**
+   * Stops the execution. Idempotent like Trigger.dev's cancel: 409 (already stopped) counts as done. n8n before
+   * early 2026 (e.g. 2.8.4) has no stop endpoint and answers 404: reported as not_supported, so the caller falls
+   * back to aborting the held call and failing the run on its side.
+   */
+  async cancel(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<void>> {
+    if (!runtime.apiKey) return fail('not_supported', 'n8n stop: the runtime has no API key');
+    const url = joinUrl(runtime.baseUrl, 'api', 'v1', 'executions', externalRunId, 'stop');
+    if (!url) return fail('rejected', 'n8n stop: invalid base URL');
+    const res = await this.#http.call({ method: 'POST', url, headers: apiHeaders(runtime.apiKey), what: 'n8n stop' });
+    if (!res.ok) return res;
+    const { status } = res.value;
+    if ((status >= 200 && status < 300) || status === 409) return { ok: true, value: undefined };
+    if (status === 404) return { ok: false, failure: { kind: 'not_supported', message: 'n8n stop: endpoint or execution not found (n8n before 2026 has no stop endpoint)', httpStatus: 404 } };
+    return apiFailure(res.value, 'n8n stop');
+  }
+
+  /** tokenId is the resume URL. WAITING only when the executions API confirms it; otherwise UNKNOWN. */
+  async inspectWaitpoint(runtime: RuntimeConnection, tokenId: string): Promise<Outcome<WaitpointState>> {
+    const url = resumeUrlOnRuntime(runtime, tokenId);
+    if (!url) return fail('rejected', 'n8n waitpoint: resume URL is not on the runtime\'s origin');
+    const executionId = executionIdFromResumeUrl(url);
+    if (!executionId || !runtime.apiKey) return { ok: true, value: { status: 'UNKNOWN' } };
+    const ex = await this.#getExecution(runtime, executionId);
+    if (!ex.ok) return ex.failure.httpStatus === 404 ? { ok: true, value: { status: 'UNKNOWN' } } : ex;
+    const word = ex.value.status;
+    if (word === 'waiting') return { ok: true, value: { status: 'WAITING' } };
+    // Running again or finished: the wait is over either way.
+    if (word && ['running', 'success', 'error', 'crashed', 'canceled'].includes(word)) return { ok: true, value: { status: 'COMPLETED' } };
+    return { ok: true, value: { status: 'UNKNOWN' } };
+  }
+
+  /** POSTs the payload to the resume URL, and only to the runtime's own origin (the URL came from a callback). */
+  async completeWaitpoint(runtime: RuntimeConnection, tokenId: string, payload: unknown): Promise<Outcome<void>> {
+    const url = resumeUrlOnRuntime(runtime, tokenId);
+    if (!url) return fail('rejected', 'n8n waitpoint: resume URL is not on the runtime\'s origin');
+    const res = await this.#http.call({ method: 'POST', url, json: payload ?? {}, what: 'n8n resume' });
+    if (!res.ok) return res;
+    if (res.value.status >= 200 && res.value.status < 300) return { ok: true, value: undefined };
+    return apiFailure(res.value, 'n8n resume');
+  }
+
+  async #getExecution(runtime: RuntimeConnection, id: string): Promise<Outcome<Execution>> {
+    if (!runtime.apiKey) return fail('not_supported', 'n8n executions API: the runtime has no API key');
+    const url = joinUrl(runtime.baseUrl, 'api', 'v1', 'executions', id);
+    if (!url) return fail('rejected', 'n8n executions API: invalid base URL');
+    url.searchParams.set('includeData', 'true');
+    const res = await this.#http.call({ method: 'GET', url, headers: apiHeaders(runtime.apiKey), what: 'n8n executions API' });
+    if (!res.ok) return res;
+    if (res.value.status !== 200) return apiFailure(res.value, 'n8n executions API');
+    if (!res.value.isJson || typeof res.value.json !== 'object' || res.value.json === null) {
+      return fail('bad_response', 'n8n executions API: answer is not a JSON execution');
+    }
+    return { ok: true, value: res.value.json as Execution };
+  }
+}
+
+function apiHeaders(apiKey: string): Record<string, string> {
+  return { 'x-n8n-api-key': apiKey };
+}
+
+function apiFailure(res: ApiResponse, what: string): { ok: false; failure: RuntimeFailure } {
+  const { status } = res;
+  if (status === 401 || status === 403) return { ok: false, failure: { kind: 'rejected', message: `${what}: the runtime refused the API key`, httpStatus: status } };
+  const message = `${what}: ${runtimeMessage(res, `HTTP ${status}`)}`;
+  if (status === 429) return { ok: false, failure: { kind: 'rejected', message, httpStatus: status, retryable: true } };
+  if (status >= 500) return { ok: false, failure: { kind: 'unreachable', message, httpStatus: status, retryable: true } };
+  if (status >= 400) return { ok: false, failure: { kind: 'rejected', message, httpStatus: status } };
+  return { ok: false, failure: { kind: 'bad_response', message: `${what}: unexpected HTTP ${status}`, httpStatus: status } };
+}
+
+/** `{base}/webhook/{path}`; the path may have several segments but never `.`/`..`, a query or a fragment. */
+function webhookUrl(runtime: RuntimeConnection, target: string): URL | null {
+  const segments = target.replace(/^\/+/, '').split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) return null;
+  return joinUrl(runtime.baseUrl, 'webhook', ...segments);
+}
+
+function resumeUrlOnRuntime(runtime: RuntimeConnection, tokenId: string): URL | null {
+  let url: URL;
+  let base: URL;
+  try {
+    url = new URL(tokenId);
+    base = new URL(runtime.baseUrl);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  return url.origin === base.origin && url.username === '' && url.password === '' ? url : null;
+}
+
+function toWorkflowAnswer(outcome: Outcome<HeldAnswer>, aborted: boolean): WorkflowAnswer {
+  if (outcome.ok) return answerFromHeld(outcome.value);
+  return {
+    status: 'failed',
+    output: null,
+    error: aborted ? 'aborted: the held call ended before the workflow answered' : outcome.failure.message,
+    externalRunId: null,
+    aborted,
+  };
+}

@@ -1,0 +1,42 @@
+// The one place that knows which adapter serves which runtime kind (decisions.md "Runtimes"): a third kind is a
+// new adapter plus one line in FACTORIES (and its name in RuntimeKind).
+import type { RuntimeAdapter, RuntimeKind } from './runtime-adapter.ts';
+import { RuntimeHttp, type RuntimeHttpOptions } from './http.ts';
+import { N8nAdapter } from './n8n-adapter.ts';
+import { TriggerDevAdapter } from './trigger-dev-adapter.ts';
+
+export interface RuntimeRegistry {
+  /** The adapter for a runtime row's `kind`. Throws only for a kind no adapter serves (a programming error). */
+  get(kind: RuntimeKind): RuntimeAdapter;
+  /** Closes the shared outbound pool: in-flight calls get `graceMs` (default 5 s), then are cut. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface RuntimeRegistryOptions {
+  /** Timeouts and size limits for every adapter's outbound calls (tests shorten them). */
+  http?: RuntimeHttpOptions;
+  /** Replace an adapter, e.g. with an in-memory fake in route tests. */
+  adapters?: Partial<Record<RuntimeKind, RuntimeAdapter>>;
+}
+
+const FACTORIES: Record<RuntimeKind, (http: RuntimeHttp) => RuntimeAdapter> = {
+  workflow: (http) => new N8nAdapter({ http }),
+  task: (http) => new TriggerDevAdapter({ http }),
+};
+
+export function createRuntimeRegistry(opts: RuntimeRegistryOptions = {}): RuntimeRegistry {
+  // One pool for all adapters: keep-alive sockets are per origin anyway, and shutdown closes one thing.
+  const http = new RuntimeHttp(opts.http);
+  const adapters = new Map<RuntimeKind, RuntimeAdapter>();
+  for (const kind of Object.keys(FACTORIES) as RuntimeKind[]) {
+    adapters.set(kind, opts.adapters?.[kind] ?? FACTORIES[kind](http));
+  }
+  return {
+    get(kind) {
+      const adapter = adapters.get(kind);
+      if (!adapter) throw new Error(`no runtime adapter for kind "${String(kind)}"`);
+      return adapter;
+    },
+    close: (graceMs) => http.close(graceMs),
+  };
+}

@@ -1,0 +1,231 @@
+// The task runtime: Trigger.dev v3/v4 through its HTTP API (runtimes.md "Trigger.dev"). Results are polled, so
+// nothing here holds a call open; every call has the short API timeouts of RuntimeHttp.
+import type {
+  InvokeArgs, Invoked, MappedStatus, Outcome, RemoteStatus, RuntimeAdapter, RuntimeConnection, RuntimeFailure,
+  RuntimeLogEntry, StreamStart, WaitpointState,
+} from './runtime-adapter.ts';
+import { wirePayload } from './runtime-adapter.ts';
+import { fail, joinUrl, RuntimeHttp, runtimeMessage, type ApiResponse } from './http.ts';
+
+/** Without it Trigger.dev answers the legacy status vocabulary, with no WAITING or DEQUEUED (⚠ runtimes.md). */
+export const TRIGGER_API_VERSION = '2025-07-16';
+
+/** Spec part 3 rule 5: a run that never leaves Trigger.dev's queue expires there instead of running late. */
+const RUN_TTL = '10m';
+
+/**
+ * Decided from `status` alone (⚠ `isCompleted` leaves out EXPIRED and TIMED_OUT). WAITING is `running`: the
+ * service's `waiting` comes only from the task's callback. Legacy words are mapped too, in case a proxy strips
+ * the version header.
+ */
+const STATUS: Record<string, MappedStatus> = {
+  PENDING_VERSION: 'queued', QUEUED: 'queued', DELAYED: 'queued', WAITING_FOR_DEPLOY: 'queued',
+  DEQUEUED: 'running', EXECUTING: 'running', WAITING: 'running', REATTEMPTING: 'running', FROZEN: 'running',
+  COMPLETED: 'completed',
+  CANCELED: 'cancelled',
+  FAILED: 'failed', CRASHED: 'failed', SYSTEM_FAILURE: 'failed', EXPIRED: 'failed', TIMED_OUT: 'failed', INTERRUPTED: 'failed',
+};
+
+/** Reasons for terminal failures that Trigger.dev reports without an error object. */
+const STATUS_REASON: Record<string, string> = {
+  EXPIRED: 'Run expired in the task runtime\'s queue before it started',
+  TIMED_OUT: 'Run exceeded its maximum duration in the task runtime',
+  CRASHED: 'Run crashed in the task runtime',
+  SYSTEM_FAILURE: 'Task runtime system failure',
+};
+
+interface TriggerRun {
+  id?: string;
+  status?: string;
+  output?: unknown;
+  outputPresignedUrl?: string;
+  error?: { message?: string; name?: string };
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+export interface TriggerDevAdapterOptions {
+  http?: RuntimeHttp;
+}
+
+export class TriggerDevAdapter implements RuntimeAdapter {
+  readonly kind = 'task' as const;
+  readonly supportsSyncInvoke = false;
+  readonly supportsWaitpoints = true;
+  readonly #http: RuntimeHttp;
+
+  constructor(opts: TriggerDevAdapterOptions = {}) {
+    this.#http = opts.http ?? new RuntimeHttp();
+  }
+
+  async invoke(args: InvokeArgs): Promise<Outcome<Invoked>> {
+    const runId = String(args.payload.runId);
+    const res = await this.#api(args.runtime, 'POST', ['api', 'v1', 'tasks', args.target, 'trigger'], 'Trigger.dev trigger', {
+      payload: wirePayload(args.payload),
+      // The platform run id as idempotency key: a trigger whose answer was lost can be repeated safely.
+      options: { idempotencyKey: runId, tags: [`ars_run:${runId}`], ttl: RUN_TTL },
+    });
+    if (!res.ok) return res;
+    const id = (res.value.json as { id?: unknown } | undefined)?.id;
+    if (typeof id !== 'string' || id === '') return fail('bad_response', 'Trigger.dev trigger: answer has no run id');
+    return { ok: true, value: { externalRunId: id } };
+  }
+
+  async invokeStream(_args: InvokeArgs): Promise<Outcome<StreamStart>> {
+    return fail('not_supported', 'Trigger.dev tasks cannot stream a file answer');
+  }
+
+  /**
+   * A 404 carrying `x-should-retry: true` is replica lag right after a trigger: reported as a retryable
+   * 'unreachable' failure (httpStatus 404), not as a missing run.
+   */
+  async fetchStatus(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RemoteStatus>> {
+    const res = await this.#api(runtime, 'GET', ['api', 'v3', 'runs', externalRunId], 'Trigger.dev retrieve run');
+    if (!res.ok) return res;
+    const run = res.value.json as TriggerRun;
+    const word = typeof run.status === 'string' ? run.status : '';
+    const status = STATUS[word] ?? 'unknown';
+    const startedAt = toDate(run.startedAt);
+    const finishedAt = toDate(run.finishedAt);
+    let output: unknown = null;
+    if (status === 'completed') {
+      const fetched = await this.#output(run);
+      if (!fetched.ok) return fetched;
+      output = fetched.value;
+    }
+    let error: string | null = null;
+    if (status === 'failed') {
+      error = run.error?.message?.slice(0, 500) || run.error?.name || STATUS_REASON[word] || `Run ended with status ${word}`;
+    }
+    return {
+      ok: true,
+      value: {
+        status,
+        output,
+        error,
+        startedAt,
+        finishedAt,
+        // Wall clock; Trigger.dev's durationMs is compute time only (⚠ runtimes.md).
+        durationMs: startedAt && finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
+        runtimeStatus: word,
+      },
+    };
+  }
+
+  /** Answers 200 for finished runs too, so cancelling is idempotent. */
+  async cancel(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<void>> {
+    const res = await this.#api(runtime, 'POST', ['api', 'v2', 'runs', externalRunId, 'cancel'], 'Trigger.dev cancel');
+    return res.ok ? { ok: true, value: undefined } : res;
+  }
+
+  async inspectWaitpoint(runtime: RuntimeConnection, tokenId: string): Promise<Outcome<WaitpointState>> {
+    const res = await this.#api(runtime, 'GET', ['api', 'v1', 'waitpoints', 'tokens', tokenId], 'Trigger.dev waitpoint');
+    if (!res.ok) return res;
+    const word = (res.value.json as { status?: unknown }).status;
+    const status = word === 'WAITING' || word === 'COMPLETED' || word === 'TIMED_OUT' ? word : 'UNKNOWN';
+    return { ok: true, value: { status } };
+  }
+
+  /** Trigger.dev answers success even for a finished token (⚠): callers inspect first. The key is `data` (⚠). */
+  async completeWaitpoint(runtime: RuntimeConnection, tokenId: string, payload: unknown): Promise<Outcome<void>> {
+    const res = await this.#api(runtime, 'POST', ['api', 'v1', 'waitpoints', 'tokens', tokenId, 'complete'],
+      'Trigger.dev complete waitpoint', { data: payload ?? null });
+    return res.ok ? { ok: true, value: undefined } : res;
+  }
+
+  async fetchLogs(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RuntimeLogEntry[]>> {
+    const res = await this.#api(runtime, 'GET', ['api', 'v1', 'runs', externalRunId, 'events'], 'Trigger.dev run events');
+    if (!res.ok) return res;
+    const events = (res.value.json as { events?: unknown }).events;
+    if (!Array.isArray(events)) return fail('bad_response', 'Trigger.dev run events: answer has no events list');
+    return { ok: true, value: events.map(toLogEntry) };
+  }
+
+  /** Output above 512 KiB comes as a presigned object-store URL (⚠), fetched without our bearer key. */
+  async #output(run: TriggerRun): Promise<Outcome<unknown>> {
+    if (run.output !== undefined || typeof run.outputPresignedUrl !== 'string') return { ok: true, value: run.output ?? null };
+    let url: URL;
+    try {
+      url = new URL(run.outputPresignedUrl);
+    } catch {
+      return fail('bad_response', 'Trigger.dev output: presigned URL is malformed');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return fail('bad_response', 'Trigger.dev output: presigned URL is not http(s)');
+    const res = await this.#http.call({ method: 'GET', url, what: 'Trigger.dev output download' });
+    if (!res.ok) return res;
+    if (res.value.status !== 200) return failureFor(res.value, 'Trigger.dev output download');
+    if (!res.value.isJson) return fail('bad_response', 'Trigger.dev output download: body is not JSON');
+    return { ok: true, value: res.value.json };
+  }
+
+  /** One authenticated API call; any non-2xx or non-JSON answer becomes a failure. */
+  async #api(runtime: RuntimeConnection, method: 'GET' | 'POST', segments: string[], what: string, json?: unknown): Promise<Outcome<ApiResponse>> {
+    if (!runtime.apiKey) return fail('rejected', `${what}: the runtime has no secret key`);
+    const url = joinUrl(runtime.baseUrl, ...segments);
+    if (!url) return fail('rejected', `${what}: invalid base URL`);
+    const headers = { authorization: `Bearer ${runtime.apiKey}`, 'x-trigger-api-version': TRIGGER_API_VERSION };
+    const res = await this.#http.call({ method, url, headers, json, what });
+    if (!res.ok) return res;
+    if (res.value.status < 200 || res.value.status >= 300) return failureFor(res.value, what);
+    if (!res.value.isJson || typeof res.value.json !== 'object' || res.value.json === null) {
+      return fail('bad_response', `${what}: answer is not a JSON object`);
+    }
+    return res;
+  }
+}
+
+function failureFor(res: ApiResponse, what: string): { ok: false; failure: RuntimeFailure } {
+  const { status, headers } = res;
+  const failure: RuntimeFailure = { kind: 'rejected', message: `${what}: ${runtimeMessage(res, `HTTP ${status}`)}`, httpStatus: status };
+  if (status === 401 || status === 403) failure.message = `${what}: the runtime refused the secret key`;
+  else if (status === 404 && headers['x-should-retry'] === 'true') {
+    Object.assign(failure, { kind: 'unreachable', message: `${what}: run not visible yet (replica lag)`, retryable: true });
+  } else if (status === 429) {
+    // Trigger.dev sends no Retry-After, only x-ratelimit-reset in epoch milliseconds (⚠).
+    failure.retryable = true;
+    const reset = Number(headers['x-ratelimit-reset']);
+    if (Number.isFinite(reset) && reset > 0) failure.retryAt = new Date(reset);
+    failure.message = `${what}: rate limited by the task runtime`;
+  } else if (status >= 500) {
+    Object.assign(failure, { kind: 'unreachable', retryable: true });
+  } else if (status < 400) {
+    failure.kind = 'bad_response';
+  }
+  return { ok: false, failure };
+}
+
+function toDate(v: unknown): Date | null {
+  if (typeof v !== 'string' && typeof v !== 'number') return null;
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+interface TriggerEvent {
+  message?: unknown;
+  level?: unknown;
+  startTime?: unknown;
+  duration?: unknown;
+  isError?: unknown;
+}
+
+function toLogEntry(raw: unknown): RuntimeLogEntry {
+  const e = (raw ?? {}) as TriggerEvent;
+  const isError = e.isError === true;
+  return {
+    time: eventTime(e.startTime),
+    level: typeof e.level === 'string' ? e.level.toLowerCase() : isError ? 'error' : 'info',
+    message: typeof e.message === 'string' ? e.message : '',
+    isError,
+    // Span durations are OpenTelemetry nanoseconds.
+    durationMs: typeof e.duration === 'number' ? Math.round(e.duration / 1e6) : null,
+  };
+}
+
+/** Event start times arrive as ISO strings or as epoch nanoseconds (number or digit string). */
+function eventTime(v: unknown): string | null {
+  if (typeof v === 'string' && !/^\d+$/.test(v)) return toDate(v)?.toISOString() ?? null;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) return null;
+  const ms = n > 1e15 ? n / 1e6 : n;
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,231 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
+import { RuntimeHttp } from '../../src/runtimes/http.ts';
+import type { Outcome, RuntimeConnection, RuntimeFailure, TaskPayload } from '../../src/runtimes/runtime-adapter.ts';
+import { TriggerDevFake, type TriggerStatus } from '../fakes/trigger-dev-fake.ts';
+import { unusedUrl } from '../fakes/fake-http-server.ts';
+
+const fake = new TriggerDevFake();
+const http = new RuntimeHttp({ timeouts: { connectMs: 500, headersMs: 400, bodyMs: 400 } });
+const adapter = new TriggerDevAdapter({ http });
+let runtime: RuntimeConnection;
+const failures: RuntimeFailure[] = [];
+
+function payload(runId: number): TaskPayload {
+  return { runId, input: { topic: 'x' }, connectionIds: { gh: { integrationId: 'gh', connectionId: 'c1' } }, credentialsToken: 'jwt.tok.en' };
+}
+
+function expectFailure<T>(o: Outcome<T>): RuntimeFailure {
+  if (o.ok) throw new Error(`expected a failure, got ${JSON.stringify(o.value)}`);
+  failures.push(o.failure);
+  return o.failure;
+}
+
+function expectOk<T>(o: Outcome<T>): T {
+  if (!o.ok) throw new Error(`expected ok, got ${JSON.stringify(o.failure)}`);
+  return o.value;
+}
+
+async function triggered(runId: number): Promise<string> {
+  return expectOk(await adapter.invoke({ runtime, target: 'agent-task', payload: payload(runId) })).externalRunId!;
+}
+
+beforeAll(async () => {
+  await fake.start();
+  fake.registerTask('agent-task');
+  runtime = { id: 1, kind: 'task', baseUrl: fake.url, apiKey: fake.secretKey };
+});
+afterEach(() => fake.clearFaults());
+afterAll(async () => {
+  // No failure message, whatever the path, may carry the secret key.
+  for (const f of failures) expect(f.message).not.toContain(fake.secretKey);
+  await http.close();
+  await fake.stop();
+});
+
+describe('Trigger.dev adapter: trigger', () => {
+  it('declares a task runtime with waitpoints and no synchronous invoke', () => {
+    expect([adapter.kind, adapter.supportsSyncInvoke, adapter.supportsWaitpoints]).toEqual(['task', false, true]);
+  });
+
+  it('triggers with the run id as idempotency key, a run tag, a 10 minute ttl and the api version', async () => {
+    const id = await triggered(42);
+    expect(id).toMatch(/^run_/);
+    const req = fake.triggers().at(-1)!;
+    expect(req.path).toBe('/api/v1/tasks/agent-task/trigger');
+    expect(req.headers.authorization).toBe(`Bearer ${fake.secretKey}`);
+    expect(req.headers['x-trigger-api-version']).toBe('2025-07-16');
+    expect(req.body).toEqual({
+      payload: payload(42),
+      options: { idempotencyKey: '42', tags: ['ars_run:42'], ttl: '10m' },
+    });
+  });
+
+  it('never sends anything beyond the spec 2.3 payload fields (no agent key)', async () => {
+    const sneaky = { ...payload(43), agentApiKey: 'ars_agent_secret' } as TaskPayload;
+    await adapter.invoke({ runtime, target: 'agent-task', payload: sneaky });
+    const req = fake.triggers().at(-1)!;
+    expect(req.rawBody).not.toContain('ars_agent_secret');
+    expect(Object.keys((req.body as { payload: object }).payload).sort()).toEqual(['connectionIds', 'credentialsToken', 'input', 'runId']);
+  });
+
+  it('gets the same run back when a trigger is repeated', async () => {
+    expect(await triggered(44)).toBe(await triggered(44));
+  });
+
+  it('reports an unknown task as rejected 404 with Trigger.dev\'s message', async () => {
+    const f = expectFailure(await adapter.invoke({ runtime, target: 'nope', payload: payload(1) }));
+    expect(f).toMatchObject({ kind: 'rejected', httpStatus: 404 });
+    expect(f.message).toContain('Task not found');
+  });
+
+  it('reports a wrong or missing key as rejected without echoing it', async () => {
+    const bad = { ...runtime, apiKey: 'tr_dev_wrongwrongwrong' };
+    const f = expectFailure(await adapter.invoke({ runtime: bad, target: 'agent-task', payload: payload(1) }));
+    expect(f).toMatchObject({ kind: 'rejected', httpStatus: 401 });
+    expect(f.message).not.toContain('tr_dev_wrongwrongwrong');
+    expect(expectFailure(await adapter.fetchStatus({ ...runtime, apiKey: null }, 'run_x')).kind).toBe('rejected');
+  });
+
+  it('maps a 429 to rejected with the reset time from x-ratelimit-reset', async () => {
+    const resetAt = Date.now() + 30_000;
+    fake.rateLimit(1, resetAt);
+    const f = expectFailure(await adapter.invoke({ runtime, target: 'agent-task', payload: payload(45) }));
+    expect(f).toMatchObject({ kind: 'rejected', httpStatus: 429, retryable: true });
+    expect(f.retryAt?.getTime()).toBe(resetAt);
+  });
+
+  it('does not stream', async () => {
+    expect(expectFailure(await adapter.invokeStream({ runtime, target: 'agent-task', payload: payload(1) })).kind).toBe('not_supported');
+  });
+});
+
+describe('Trigger.dev adapter: status', () => {
+  const cases: Array<[TriggerStatus, string]> = [
+    ['PENDING_VERSION', 'queued'], ['QUEUED', 'queued'], ['DELAYED', 'queued'],
+    ['DEQUEUED', 'running'], ['EXECUTING', 'running'], ['WAITING', 'running'],
+    ['COMPLETED', 'completed'], ['CANCELED', 'cancelled'],
+    ['FAILED', 'failed'], ['CRASHED', 'failed'], ['SYSTEM_FAILURE', 'failed'], ['EXPIRED', 'failed'], ['TIMED_OUT', 'failed'],
+  ];
+  it.each(cases)('maps %s to %s from the status word alone', async (word, mapped) => {
+    const id = await triggered(100 + cases.findIndex(([w]) => w === word));
+    fake.setRun(id, { status: word });
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(s.status).toBe(mapped);
+    expect(s.runtimeStatus).toBe(word);
+    if (mapped === 'failed') expect(s.error).toBeTruthy();
+  });
+
+  it('sends the api version, so it sees WAITING where an unversioned client sees FROZEN', async () => {
+    const id = await triggered(200);
+    fake.setRun(id, { status: 'WAITING' });
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).runtimeStatus).toBe('WAITING');
+    const legacy = await fetch(`${fake.url}/api/v3/runs/${id}`, { headers: { authorization: `Bearer ${fake.secretKey}` } });
+    expect(((await legacy.json()) as { status: string }).status).toBe('FROZEN');
+    expect(fake.requests.filter((r) => r.path.startsWith('/api/') && !r.headers['x-trigger-api-version'])).toHaveLength(1);
+  });
+
+  it('reads output only on COMPLETED and derives duration from startedAt/finishedAt, not durationMs', async () => {
+    const id = await triggered(201);
+    fake.setRun(id, { status: 'EXECUTING', output: { partial: true } });
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).output).toBeNull();
+    const startedAt = new Date('2026-01-01T10:00:00Z');
+    const finishedAt = new Date('2026-01-01T10:00:05Z');
+    fake.setRun(id, { status: 'COMPLETED', output: { answer: 1, outputs: 3 }, startedAt, finishedAt, durationMs: 17 });
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(s).toMatchObject({ status: 'completed', output: { answer: 1, outputs: 3 }, error: null, startedAt, finishedAt, durationMs: 5000 });
+  });
+
+  it('fetches output above 512 KiB from the presigned URL, without the secret key', async () => {
+    const id = await triggered(202);
+    const big = { blob: 'x'.repeat(600 * 1024) };
+    fake.completeRun(id, big);
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(s.output).toEqual(big);
+    const download = fake.requestsTo('/presigned/output/').at(-1)!;
+    expect(download.headers.authorization).toBeUndefined();
+  });
+
+  it('passes the task error message through on FAILED', async () => {
+    const id = await triggered(203);
+    fake.setRun(id, { status: 'FAILED', error: { message: 'boom', name: 'Error' } });
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).error).toBe('boom');
+  });
+
+  it('treats a 404 with x-should-retry right after a trigger as transient', async () => {
+    fake.setReplicaLag(1);
+    const id = await triggered(204);
+    fake.setReplicaLag(0);
+    expect(expectFailure(await adapter.fetchStatus(runtime, id))).toMatchObject({ kind: 'unreachable', httpStatus: 404, retryable: true });
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).status).toBe('queued');
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_missing'))).toMatchObject({ kind: 'rejected', httpStatus: 404 });
+  });
+});
+
+describe('Trigger.dev adapter: cancel, waitpoints, logs', () => {
+  it('cancels, and a second cancel of the finished run is still ok', async () => {
+    const id = await triggered(300);
+    expectOk(await adapter.cancel(runtime, id));
+    expect(fake.run(id).status).toBe('CANCELED');
+    fake.setRun(id, { status: 'COMPLETED' });
+    expectOk(await adapter.cancel(runtime, id));
+    expect(fake.run(id).status).toBe('COMPLETED');
+    expect(fake.requestsTo(`/api/v2/runs/${id}/cancel`, 'POST')).toHaveLength(2);
+  });
+
+  it('inspects and completes a token with the payload under `data`', async () => {
+    const token = fake.createWaitpointToken();
+    expect(expectOk(await adapter.inspectWaitpoint(runtime, token.id)).status).toBe('WAITING');
+    expectOk(await adapter.completeWaitpoint(runtime, token.id, { approved: true }));
+    expect(fake.requestsTo(`/api/v1/waitpoints/tokens/${token.id}/complete`).at(-1)!.body).toEqual({ data: { approved: true } });
+    expect(fake.token(token.id)).toMatchObject({ status: 'COMPLETED', data: { approved: true } });
+    expect(expectOk(await adapter.inspectWaitpoint(runtime, token.id)).status).toBe('COMPLETED');
+    // Trigger.dev still says success (⚠): the route must inspect first.
+    expectOk(await adapter.completeWaitpoint(runtime, token.id, { approved: false }));
+    expect(fake.token(token.id).data).toEqual({ approved: true });
+    const timedOut = fake.createWaitpointToken('TIMED_OUT');
+    expect(expectOk(await adapter.inspectWaitpoint(runtime, timedOut.id)).status).toBe('TIMED_OUT');
+  });
+
+  it('normalises run events into log entries', async () => {
+    const id = await triggered(301);
+    fake.addEvents(id, [
+      { message: 'Attempt 1', level: 'TRACE', startTime: '1767261600000000000', duration: 2_500_000_000, isError: false },
+      { message: 'Error: boom', level: 'ERROR', startTime: '2026-01-01T10:00:03.000Z', duration: 0, isError: true },
+    ]);
+    expect(expectOk(await adapter.fetchLogs(runtime, id))).toEqual([
+      { time: '2026-01-01T10:00:00.000Z', level: 'trace', message: 'Attempt 1', isError: false, durationMs: 2500 },
+      { time: '2026-01-01T10:00:03.000Z', level: 'error', message: 'Error: boom', isError: true, durationMs: 0 },
+    ]);
+  });
+});
+
+describe('Trigger.dev adapter: a misbehaving runtime', () => {
+  it('reports an unreachable runtime quickly', async () => {
+    const t0 = Date.now();
+    const f = expectFailure(await adapter.invoke({ runtime: { ...runtime, baseUrl: await unusedUrl() }, target: 'agent-task', payload: payload(1) }));
+    expect(f).toMatchObject({ kind: 'unreachable', retryable: true });
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it('reports a reset connection as unreachable', async () => {
+    fake.setFault({ kind: 'down' });
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_x')).kind).toBe('unreachable');
+  });
+
+  it('reports an HTML page or non-HTTP bytes as bad_response', async () => {
+    fake.setFault({ kind: 'garbage' }, { times: 1 });
+    expect(expectFailure(await adapter.invoke({ runtime, target: 'agent-task', payload: payload(400) })).kind).toBe('bad_response');
+    fake.setFault({ kind: 'not-http' }, { times: 1 });
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_x')).kind).toBe('bad_response');
+    fake.setFault({ kind: 'garbage', status: 502 }, { times: 1 });
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_x'))).toMatchObject({ kind: 'unreachable', httpStatus: 502 });
+  });
+
+  it('bounds a runtime that never answers by the configured timeouts', async () => {
+    fake.setFault({ kind: 'hang' }, { times: 1 });
+    const t0 = Date.now();
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_x')).kind).toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(1500);
+  });
+});
