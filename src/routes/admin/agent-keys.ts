@@ -1,0 +1,23 @@
+// admin-api.md "Agents": key rotation and the audited webhook token reveal (spec 2.1, 5).
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { KEY_KINDS, revealWebhookToken, rotateAgentKey } from '../../services/admin/agent-keys.ts';
+import { numericId } from './params.ts';
+import { IdParams } from './schemas.ts';
+
+const RotateParams = Type.Object({ id: Type.String(), kind: Type.Enum(KEY_KINDS as ['ingest', 'agent', 'webhook', 'zone']) });
+
+export default async function agentKeyRoutes(base: FastifyInstance): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/agents/:id/keys/:kind/rotate', { schema: { params: RotateParams } }, async (req) => {
+    return rotateAgentKey(app.ctx, numericId(req.params.id, 'agent'), req.params.kind);
+  });
+
+  app.get('/agents/:id/webhook-token', { schema: { params: IdParams } }, async (req, reply) => {
+    // A revealed secret must not linger in a shared cache.
+    reply.header('cache-control', 'no-store');
+    return revealWebhookToken(app.ctx, numericId(req.params.id, 'agent'));
+  });
+}

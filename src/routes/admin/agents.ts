@@ -1,0 +1,76 @@
+// admin-api.md "Agents": create, read and change agents. Secrets only in the answer that creates them.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { createAgent, getAgent, updateAgent } from '../../services/admin/agents.ts';
+import { numericId } from './params.ts';
+import { IdParams, JsonObject, NAME_MAX, Nullable, PositiveInt, TEXT_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
+
+// Spec 8.2 and admin-api.md: Max run duration at most 24 h; poll interval 10 to 3600 s.
+const settable = {
+  name: Text(NAME_MAX),
+  managed_by: Type.Enum(['platform', 'standalone']),
+  status: Type.Enum(['active', 'paused', 'archived']),
+  runtime_id: Nullable(PositiveInt),
+  target: Nullable(Text(TEXT_MAX)),
+  allow_external_triggers: Type.Boolean(),
+  allow_webhook_triggers: Type.Boolean(),
+  output_kind: Type.Enum(['json', 'file_download']),
+  running_timeout_ms: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
+  poll_interval_s: Type.Integer({ minimum: 10, maximum: 3600 }),
+  default_input: JsonObject,
+  zone_app_url: Nullable(Text(URL_MAX)),
+};
+
+const CreateAgentBody = Type.Object(
+  {
+    org_id: Uuid,
+    name: settable.name,
+    managed_by: settable.managed_by,
+    status: Type.Optional(settable.status),
+    runtime_id: Type.Optional(settable.runtime_id),
+    target: Type.Optional(settable.target),
+    allow_external_triggers: Type.Optional(settable.allow_external_triggers),
+    allow_webhook_triggers: Type.Optional(settable.allow_webhook_triggers),
+    output_kind: Type.Optional(settable.output_kind),
+    running_timeout_ms: Type.Optional(settable.running_timeout_ms),
+    poll_interval_s: Type.Optional(settable.poll_interval_s),
+    default_input: Type.Optional(settable.default_input),
+    zone_app_url: Type.Optional(settable.zone_app_url),
+  },
+  strict,
+);
+
+// org_id is listed so the service can answer "cannot be changed" rather than "unknown field".
+const UpdateAgentBody = Type.Object(
+  {
+    org_id: Type.Optional(Type.Unknown()),
+    name: Type.Optional(settable.name),
+    managed_by: Type.Optional(settable.managed_by),
+    status: Type.Optional(settable.status),
+    runtime_id: Type.Optional(settable.runtime_id),
+    target: Type.Optional(settable.target),
+    allow_external_triggers: Type.Optional(settable.allow_external_triggers),
+    allow_webhook_triggers: Type.Optional(settable.allow_webhook_triggers),
+    output_kind: Type.Optional(settable.output_kind),
+    running_timeout_ms: Type.Optional(settable.running_timeout_ms),
+    poll_interval_s: Type.Optional(settable.poll_interval_s),
+    default_input: Type.Optional(settable.default_input),
+    zone_app_url: Type.Optional(settable.zone_app_url),
+  },
+  strict,
+);
+
+export default async function agentAdminRoutes(base: FastifyInstance): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/agents', { schema: { body: CreateAgentBody } }, async (req, reply) => {
+    return reply.code(201).send(await createAgent(app.ctx, req.body));
+  });
+
+  app.get('/agents/:id', { schema: { params: IdParams } }, async (req) => getAgent(app.ctx, numericId(req.params.id, 'agent')));
+
+  app.patch('/agents/:id', { schema: { params: IdParams, body: UpdateAgentBody } }, async (req) => {
+    return updateAgent(app.ctx, numericId(req.params.id, 'agent'), req.body);
+  });
+}

@@ -1,0 +1,66 @@
+// admin-api.md "Connections": third-party credentials an agent may resolve (spec 4.10). One flat body schema
+// with every type's fields; the service refuses fields of another type by name (a oneOf would only say "must
+// match exactly one schema").
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { createConnection, getConnection, listConnections, removeConnection, updateConnectionSettings } from '../../services/admin/connections.ts';
+import { numericId } from './params.ts';
+import { IdParams, JsonObject, Nullable, SECRET_MAX, TEXT_MAX, Text, URL_MAX, strict } from './schemas.ts';
+
+const typeFields = {
+  value: Type.Optional(Text(SECRET_MAX)),
+  username: Type.Optional(Text(TEXT_MAX)),
+  password: Type.Optional(Text(SECRET_MAX)),
+  access_token: Type.Optional(Text(SECRET_MAX)),
+  refresh_token: Type.Optional(Nullable(Text(SECRET_MAX))),
+  // ISO 8601 or epoch seconds: the service checks which (a union here would not name the problem).
+  expires_at: Type.Optional(Type.Unknown()),
+  token_url: Type.Optional(Nullable(Text(URL_MAX))),
+  client_id: Type.Optional(Nullable(Text(TEXT_MAX))),
+  client_secret: Type.Optional(Nullable(Text(SECRET_MAX))),
+  scope: Type.Optional(Nullable(Text(TEXT_MAX))),
+};
+
+const CreateConnectionBody = Type.Object(
+  {
+    integration_id: Text(200),
+    type: Type.Enum(['api_key', 'basic_auth', 'oauth']),
+    ...typeFields,
+    extras: Type.Optional(JsonObject),
+    active: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
+const UpdateConnectionBody = Type.Object(
+  {
+    ...typeFields,
+    extras: Type.Optional(JsonObject),
+    active: Type.Optional(Type.Boolean()),
+    integration_id: Type.Optional(Type.Unknown()),
+    type: Type.Optional(Type.Unknown()),
+  },
+  strict,
+);
+
+export default async function connectionRoutes(base: FastifyInstance): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/agents/:id/connections', { schema: { params: IdParams, body: CreateConnectionBody } }, async (req, reply) => {
+    return reply.code(201).send(await createConnection(app.ctx, numericId(req.params.id, 'agent'), req.body));
+  });
+
+  app.get('/agents/:id/connections', { schema: { params: IdParams } }, async (req) => listConnections(app.ctx, numericId(req.params.id, 'agent')));
+
+  app.get('/connections/:id', { schema: { params: IdParams } }, async (req) => getConnection(app.ctx, req.params.id));
+
+  app.patch('/connections/:id', { schema: { params: IdParams, body: UpdateConnectionBody } }, async (req) => {
+    return updateConnectionSettings(app.ctx, req.params.id, req.body);
+  });
+
+  app.delete('/connections/:id', { schema: { params: IdParams } }, async (req, reply) => {
+    await removeConnection(app.ctx, req.params.id);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,48 @@
+// admin-api.md "Runtimes": kind and org_id are fixed at creation; secrets are shown only as `_set` flags.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { createRuntime, getRuntime, updateRuntimeSettings } from '../../services/admin/runtimes.ts';
+import { numericId } from './params.ts';
+import { IdParams, NAME_MAX, Nullable, SECRET_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
+
+const Kind = Type.Enum(['workflow', 'task']);
+
+const CreateRuntimeBody = Type.Object(
+  {
+    org_id: Uuid,
+    name: Text(NAME_MAX),
+    kind: Kind,
+    base_url: Text(URL_MAX),
+    api_key: Type.Optional(Nullable(Text(SECRET_MAX))),
+    alert_secret: Type.Optional(Nullable(Text(SECRET_MAX))),
+  },
+  strict,
+);
+
+// org_id and kind are listed so the service can answer "cannot be changed" rather than "unknown field".
+const UpdateRuntimeBody = Type.Object(
+  {
+    name: Type.Optional(Text(NAME_MAX)),
+    base_url: Type.Optional(Text(URL_MAX)),
+    api_key: Type.Optional(Nullable(Text(SECRET_MAX))),
+    alert_secret: Type.Optional(Nullable(Text(SECRET_MAX))),
+    org_id: Type.Optional(Type.Unknown()),
+    kind: Type.Optional(Type.Unknown()),
+  },
+  strict,
+);
+
+export default async function runtimeAdminRoutes(base: FastifyInstance): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/runtimes', { schema: { body: CreateRuntimeBody } }, async (req, reply) => {
+    return reply.code(201).send(await createRuntime(app.ctx, req.body));
+  });
+
+  app.get('/runtimes/:id', { schema: { params: IdParams } }, async (req) => getRuntime(app.ctx, numericId(req.params.id, 'runtime')));
+
+  app.patch('/runtimes/:id', { schema: { params: IdParams, body: UpdateRuntimeBody } }, async (req) => {
+    return updateRuntimeSettings(app.ctx, numericId(req.params.id, 'runtime'), req.body);
+  });
+}

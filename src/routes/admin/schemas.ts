@@ -1,0 +1,23 @@
+// Schema pieces shared by the admin routes (admin-api.md). Bodies reject unknown top-level fields (the body guard
+// names them); the free-form objects (default_input, extras) pass through untouched (house style 4).
+import { Type, type Static, type TSchema } from 'typebox';
+
+export const NAME_MAX = 200;
+export const URL_MAX = 2048;
+export const TEXT_MAX = 1024;
+/** Room for long OAuth tokens and JWT-shaped keys, but not for an abusive megabyte string. */
+export const SECRET_MAX = 16_384;
+
+export const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+export const JsonObject = Type.Unsafe<Record<string, unknown>>({ type: 'object' });
+export const Uuid = Type.String({ format: 'uuid' });
+export const PositiveInt = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+export const strict = { additionalProperties: false } as const;
+
+/** Path ids are read as strings and parsed by the route: anything malformed is an unknown id (404). */
+export const IdParams = Type.Object({ id: Type.String() });
+export const AgentIdParams = Type.Object({ agentId: Type.String() });
+
+/** Query strings arrive as text (the app does not coerce types), so numbers are matched as digits. */
+export const DigitsParam = Type.String({ pattern: '^[0-9]{1,15}$' });
