@@ -5,6 +5,11 @@ import { bearerToken, parseId } from '../../http/bearer.ts';
 import { secretMatches } from '../../lib/secrets.ts';
 import { errors } from '../../errors.ts';
 import { enforceRateLimit } from '../../http/rate-limit.ts';
+import triggerRoute from './trigger.ts';
+import triggerAndWaitRoute from './trigger-and-wait.ts';
+import triggerAndDownloadRoute from './trigger-and-download.ts';
+import registerRoute from './register.ts';
+import ingestRoute from './ingest.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -24,4 +29,9 @@ export default async function ingestRoutes(app: FastifyInstance): Promise<void> 
     const rl = req.routeOptions.config.rateLimit;
     if (rl) await enforceRateLimit(app.ctx.limiter, reply, `${rl.bucket}:agent:${agent.id}`, rl.limit);
   });
+  await app.register(triggerRoute);
+  await app.register(triggerAndWaitRoute);
+  await app.register(triggerAndDownloadRoute);
+  await app.register(registerRoute);
+  await app.register(ingestRoute);
 }

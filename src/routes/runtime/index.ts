@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
 import { enforceRateLimit } from '../../http/rate-limit.ts';
+import waitpointRoute from './waitpoint.ts';
+import credentialsResolveRoute from './credentials-resolve.ts';
+import callbackRoute from './callback.ts';
 
 export default async function runtimeRoutes(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', async (req, reply) => {
@@ -13,4 +16,7 @@ export default async function runtimeRoutes(app: FastifyInstance): Promise<void>
     const rl = req.routeOptions.config.rateLimit;
     if (rl) await enforceRateLimit(app.ctx.limiter, reply, `${rl.bucket}:agent:${agent.id}`, rl.limit);
   });
+  await app.register(waitpointRoute);
+  await app.register(credentialsResolveRoute);
+  await app.register(callbackRoute);
 }
