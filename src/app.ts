@@ -9,8 +9,12 @@ import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
 import type { AgentRow } from './storage/agents-repo.ts';
 import adminRoutes from './routes/admin/index.ts';
 import ingestRoutes from './routes/ingest/index.ts';
+import webhookRoutes from './routes/webhooks/index.ts';
 import runtimeRoutes from './routes/runtime/index.ts';
 import healthRoutes from './routes/health.ts';
+import zoneRoutes from './routes/zones/index.ts';
+import zoneProxyRoutes from './routes/zone-proxy/index.ts';
+import alertRoutes from './routes/alerts/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,6 +62,10 @@ export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions 
   await app.register(healthRoutes);
   await app.register(adminRoutes, { prefix: '/api/admin' });
   await app.register(ingestRoutes, { prefix: '/api/agents/:agentId/runs' });
+  await app.register(webhookRoutes, { prefix: '/api/agents/:agentId/runs' }); // token in the path (spec 4.6, 4.7)
   await app.register(runtimeRoutes, { prefix: '/api' });
+  await app.register(zoneRoutes, { prefix: '/api/zones/agents/:agentId' });
+  await app.register(zoneProxyRoutes, { prefix: '/zones/:agentId/app' });
+  await app.register(alertRoutes, { prefix: '/api' }); // runtime failure alerts, runtime alert secret
   return app;
 }

@@ -3,6 +3,10 @@
 import type { AppContext } from '../context.ts';
 import { Sweeper } from './sweeper.ts';
 import { deleteOldBuckets } from '../limits/rate-limiter.ts';
+import { OutboxWorker } from './outbox-worker.ts';
+import { pollDueRuns } from './poller.ts';
+import { sweepTimeouts } from './timeout-sweeper.ts';
+import { abortAllHeldCalls } from '../services/held-workflow-calls.ts';
 
 export interface Background {
   stop(): Promise<void>;
@@ -12,8 +16,16 @@ export function startBackgroundWork(ctx: AppContext): Background {
   const every = ctx.config.sweepIntervalMs;
   const sweepers = [
     new Sweeper('rate-limit-cleanup', 60_000, () => deleteOldBuckets(ctx.db, ctx.clock.now()), ctx.log),
+    new OutboxWorker(ctx), // webhook-action deliveries every ~1 s, nudged by run-status NOTIFYs
+    new Sweeper('status-poll', every, () => pollDueRuns(ctx), ctx.log), // due runs at their agent's interval
+    new Sweeper('run-timeouts', every, () => sweepTimeouts(ctx), ctx.log), // spec part 3 queued/running timeouts
   ];
-  void every;
   for (const s of sweepers) s.start();
-  return { stop: async () => void (await Promise.all(sweepers.map((s) => s.stop()))) };
+  return {
+    stop: async () => {
+      await Promise.all(sweepers.map((s) => s.stop()));
+      // Held workflow calls are handed back (the run stays as it is; timeouts finish it) so the pool can close.
+      await abortAllHeldCalls(ctx);
+    },
+  };
 }

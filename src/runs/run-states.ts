@@ -51,6 +51,7 @@ export type RunEvent =
   | 'resumed' // waitpoint completed (spec 4.9)
   | 'intermediate_output' // callback `output` without complete/failed
   | 'terminal' // callback, poll, alert, synchronous answer, timeout, cancel
+  | 'no_sign_of_life' // spec part 3: a workflow runtime never answered nor called back within a sync wait window
   | 'ingest'; // spec 4.5: any status, forward only
 
 /** Statuses a run may be in for `event` to move it to `to`. The guarded UPDATE uses exactly this list. */
@@ -67,6 +68,9 @@ export function allowedFrom(event: RunEvent, to?: RunStatus): readonly RunStatus
       return ACTIVE_STATUSES;
     case 'terminal':
       return ACTIVE_STATUSES;
+    case 'no_sign_of_life':
+      // decisions.md "the wait window": only a run still queued has shown no life; one that called back goes on.
+      return ['queued'];
     case 'ingest': {
       if (!to) throw new Error('ingest needs a target status');
       // Same status updates the record; a terminal status may only be repeated, never changed (rule 1).

@@ -213,3 +213,116 @@ function stripNotified(row: RunRow & { notified?: unknown }): RunRow {
   delete row.notified;
   return row;
 }
+
+/**
+ * A task runtime accepted the trigger: keeps its run id and schedules the first status poll. Writes no status;
+ * a run that already reached a terminal state (a fast callback) keeps next_poll_at NULL.
+ */
+export async function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(
+    `UPDATE runs SET
+       external_run_id = coalesce(external_run_id, $2),
+       next_poll_at = CASE WHEN status IN ('queued', 'running', 'waiting') THEN $3::timestamptz ELSE next_poll_at END,
+       updated_at = $4
+     WHERE id = $1 RETURNING *`,
+    [runId, externalRunId, nextPollAt, now],
+  );
+  return rows[0] ?? null;
+}
+
+/** Synchronous waits' backstop: which of these runs are terminal now (one statement for every waiter). */
+export async function findTerminalAmong(q: Queryable, runIds: readonly number[]): Promise<Array<{ id: number; status: RunStatus }>> {
+  if (runIds.length === 0) return [];
+  const { rows } = await q.query<{ id: number; status: RunStatus }>(
+    `SELECT id, status FROM runs WHERE id = ANY($1::bigint[]) AND status IN ('completed', 'failed', 'cancelled')`,
+    [runIds],
+  );
+  return rows;
+}
+
+/** Synchronous waits' first look, batched: the status of each of these runs that exists. */
+export async function findRunStatuses(q: Queryable, runIds: readonly number[]): Promise<Array<{ id: number; status: RunStatus }>> {
+  if (runIds.length === 0) return [];
+  const { rows } = await q.query<{ id: number; status: RunStatus }>('SELECT id, status FROM runs WHERE id = ANY($1::bigint[])', [runIds]);
+  return rows;
+}
+
+/**
+ * Spec 4.2 (task runtime): a completed run's output_data is the task's return value as the runtime reports it,
+ * even when a callback completed the run first with other values. Writes no status; only a completed run.
+ */
+export async function replaceCompletedOutput(q: Queryable, runId: number, outputData: unknown, outputs: number | null, now: Date): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(
+    `UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3::bigint, outputs), updated_at = $4
+     WHERE id = $1 AND status = 'completed' RETURNING *`,
+    [runId, outputData === null || outputData === undefined ? null : json(outputData), outputs, now],
+  );
+  return rows[0] ?? null;
+}
+
+/** How many runs one timeout statement fails at most; the sweeper repeats until a batch comes back short. */
+export const TIMEOUT_BATCH = 500;
+
+/**
+ * Spec part 3 "queued → failed, 10 minutes since creation" as one set-based guarded UPDATE. The statuses come
+ * from the state machine (terminal moves allowed from `queued`); the outbox rows and NOTIFYs are queued in the
+ * same statement, exactly as `transition` does. Rows locked by another instance are skipped, not waited for.
+ */
+export async function failQueuedTimedOut(q: Queryable, now: Date, queuedTimeoutMs: number, reason: string): Promise<RunRow[]> {
+  const from = allowedFrom('terminal', 'failed').filter((s) => s === 'queued');
+  return failSetBased(
+    q,
+    `SELECT id FROM runs WHERE status = ANY($2::text[]) AND created_at < $1::timestamptz - make_interval(secs => $4::double precision)
+     ORDER BY created_at LIMIT ${TIMEOUT_BATCH} FOR UPDATE SKIP LOCKED`,
+    [now, from, JSON.stringify(reason), queuedTimeoutMs / 1000],
+  );
+}
+
+/**
+ * Spec part 3 "running → failed, running timeout exceeded, measured from started_at" (rule 2: queued time never
+ * counts). Only `running`: a `waiting` run is failed by the poll after it resumes (rule 3), not here.
+ */
+export async function failRunningTimedOut(q: Queryable, now: Date, reason: string): Promise<RunRow[]> {
+  const from = allowedFrom('terminal', 'failed').filter((s) => s === 'running');
+  return failSetBased(
+    q,
+    `SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
+     WHERE r.status = ANY($2::text[]) AND r.started_at IS NOT NULL
+       AND r.started_at < $1::timestamptz - make_interval(secs => a.running_timeout_ms / 1000.0)
+     ORDER BY r.started_at LIMIT ${TIMEOUT_BATCH} FOR UPDATE OF r SKIP LOCKED`,
+    [now, from, JSON.stringify(reason)],
+  );
+}
+
+/** Both timeout kinds, queued first. */
+export async function failTimedOut(q: Queryable, now: Date, queuedTimeoutMs: number, reasons: { queued: string; running: string }): Promise<RunRow[]> {
+  const queued = await failQueuedTimedOut(q, now, queuedTimeoutMs, reasons.queued);
+  const running = await failRunningTimedOut(q, now, reasons.running);
+  return [...queued, ...running];
+}
+
+/**
+ * Fails the runs `pick` selects ($1 now, $2 allowed statuses, $3 error JSON): a terminal write stamping
+ * completed_at and the wall-clock duration, re-checking the status guard on the row it locks. Outbox and NOTIFY
+ * as in `transition`.
+ */
+async function failSetBased(q: Queryable, pick: string, params: unknown[]): Promise<RunRow[]> {
+  const { rows } = await q.query<RunRow>(
+    `WITH picked AS (${pick}),
+     moved AS (
+       UPDATE runs SET status = 'failed', updated_at = $1, error = $3::jsonb, completed_at = $1,
+         duration_ms = greatest(0, round(extract(epoch from ($1::timestamptz - coalesce(started_at, created_at))) * 1000))::bigint,
+         next_poll_at = NULL, wait_state = NULL
+       FROM picked WHERE runs.id = picked.id AND runs.status = ANY($2::text[])
+       RETURNING runs.*
+     ), queued_events AS (
+       INSERT INTO outbox (webhook_action_id, run_id, event, message_id, snapshot, next_attempt_at)
+       SELECT wa.id, moved.id, moved.status, 'msg_' || moved.id || '_' || moved.status || '_' || wa.id, to_jsonb(moved), $1
+       FROM moved JOIN webhook_actions wa ON wa.agent_id = moved.agent_id AND wa.on_state = moved.status
+       ON CONFLICT (message_id) DO NOTHING
+     )
+     SELECT moved.*, pg_notify('${RUN_EVENTS_CHANNEL}', moved.id || ':' || moved.status) AS notified FROM moved`,
+    params,
+  );
+  return rows.map(stripNotified);
+}

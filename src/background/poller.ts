@@ -1,0 +1,48 @@
+// Status polling as a background job (spec part 1, 8.2 "status poll interval"): claims due runs, polls each at
+// its runtime, applies the answer. Thin on purpose: the claim is SQL (poll-repo), the meaning is poll-run.
+import type { AppContext } from '../context.ts';
+import { claimDueForPoll } from '../storage/poll-repo.ts';
+import { pollRun, type PollOutcome } from '../services/poll-run.ts';
+import { loadRuntimeConnection } from '../services/runtime-connection.ts';
+import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
+
+/** Runs claimed per statement, and polled at once at most (one slow runtime must not stall the rest). */
+const BATCH = 50;
+const CONCURRENCY = 8;
+/** Longer than one poll can take (connect + headers + body timeouts, plus an output download). */
+export const POLL_LEASE_MS = 120_000;
+
+export interface PollPassResult {
+  polled: number;
+  outcomes: PollOutcome[];
+}
+
+/** One pass: polls every run due now, batch by batch, until none is left. */
+export async function pollDueRuns(ctx: AppContext): Promise<PollPassResult> {
+  const outcomes: PollOutcome[] = [];
+  const runtimes = new Map<number, Promise<RuntimeConnection | null>>();
+  const runtimeFor = (id: number | null) => {
+    if (id === null) return Promise.resolve(null);
+    let p = runtimes.get(id);
+    if (!p) runtimes.set(id, (p = loadRuntimeConnection(ctx, id)));
+    return p;
+  };
+  for (;;) {
+    const due = await claimDueForPoll(ctx.db, ctx.clock.now(), BATCH, POLL_LEASE_MS);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < due.length) {
+        const item = due[next++]!;
+        try {
+          outcomes.push(await pollRun(ctx, item, await runtimeFor(item.runtimeId)));
+        } catch (err) {
+          // A surprise on one run (a database error) must not stop the others; its lease expires on its own.
+          ctx.log.error({ err, runId: item.run.id }, 'status poll failed unexpectedly');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
+    if (due.length < BATCH) break;
+  }
+  return { polled: outcomes.length, outcomes };
+}

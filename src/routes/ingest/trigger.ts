@@ -1,0 +1,36 @@
+// POST /api/agents/{agentId}/runs/trigger (spec 4.1): starts a run and answers at once. The ingest-key hook of
+// this context has authenticated the caller (req.agent) and counted the per-agent rate limit (spec 8.1).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { errors } from '../../errors.ts';
+import { LIMITS } from '../../limits/rate-limiter.ts';
+import { triggerRun } from '../../services/trigger-run.ts';
+
+const Body = Type.Object(
+  {
+    input: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    // Not format-checked: an unknown or non-member value is dropped silently (spec 4.1), a malformed one too.
+    userId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  },
+  { additionalProperties: true },
+);
+
+export default async function triggerRoute(app: FastifyInstance): Promise<void> {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/trigger',
+    {
+      schema: { body: Body },
+      config: { rateLimit: { bucket: 'trigger', limit: LIMITS.trigger } },
+      // Both fields are optional, so a request without a body is a trigger with the default input.
+      preValidation: async (req: FastifyRequest) => {
+        if (req.body === undefined || req.body === null) req.body = {};
+      },
+    },
+    async (req, reply) => {
+      const result = await triggerRun(app.ctx, req.agent!, req.body);
+      if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
+      return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
+    },
+  );
+}
