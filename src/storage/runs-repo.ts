@@ -33,7 +33,8 @@ export interface RunRow {
 
 export const RUN_EVENTS_CHANNEL = 'ars_run';
 
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+// JS null and undefined both become SQL NULL (never the JSON literal `null`), so `IS NULL` queries see them.
+const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 
 export interface NewRun {
   agentId: number;
