@@ -1,0 +1,23 @@
+// GET /api/zones/agents/{agentId}/credentials/{key} (zones.md): spec 4.10's answer for the agent's active
+// connection of integration `key`, through the same resolution core (OAuth refresh included). 60/min per user
+// and agent (spec 8.1).
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { LIMITS } from '../../limits/rate-limiter.ts';
+import { resolveForZone } from '../../services/resolve-credentials.ts';
+
+export default async function zoneCredentialsRoute(app: FastifyInstance): Promise<void> {
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
+    '/credentials/:key',
+    {
+      schema: { params: Type.Object({ agentId: Type.String(), key: Type.String() }) },
+      config: { zoneRateLimit: { bucket: 'zone-credentials', limit: LIMITS.zoneCredentials, per: 'user_agent' } },
+    },
+    async (req, reply) => {
+      const resolved = await resolveForZone(app.ctx, { agent: req.agent!, integrationId: req.params.key, userId: req.zoneUserId! });
+      reply.header('cache-control', 'no-store');
+      return resolved;
+    },
+  );
+}

@@ -1,0 +1,53 @@
+// /api/zones/agents/{agentId}/* (zones.md, spec 4.11): authenticated by a zone JWT, acting for its user. Spec 8.1
+// counts these per user (runs) or per user and agent (waitpoint, credentials), never per agent alone.
+import type { FastifyInstance } from 'fastify';
+import { bearerToken, parseId } from '../../http/bearer.ts';
+import { enforceRateLimit } from '../../http/rate-limit.ts';
+import { authenticateZoneRequest } from '../../services/zone-auth.ts';
+import zoneRunRoutes from './runs.ts';
+import zoneWaitpointRoute from './waitpoint.ts';
+import zoneCredentialsRoute from './credentials.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Spec 8.1 zone rows: bucket, per-minute limit, and whom it counts. */
+    zoneRateLimit?: { bucket: string; limit: number; per: 'user' | 'user_agent' };
+  }
+  interface FastifyRequest {
+    /** The zone token's user (a member of the agent's organization or a platform admin), set by the zone hook. */
+    zoneUserId: string | null;
+  }
+}
+
+export default async function zoneRoutes(app: FastifyInstance): Promise<void> {
+  app.decorateRequest('zoneUserId', null);
+  app.addHook('onRequest', async (req, reply) => {
+    const agentId = parseId((req.params as { agentId?: string }).agentId);
+    const caller = await authenticateZoneRequest(app.ctx, agentId, bearerToken(req));
+    req.agent = caller.agent;
+    req.zoneUserId = caller.userId;
+    const rl = req.routeOptions.config.zoneRateLimit;
+    if (rl) {
+      const key = rl.per === 'user' ? `${rl.bucket}:user:${caller.userId}` : `${rl.bucket}:user:${caller.userId}:agent:${caller.agent.id}`;
+      await enforceRateLimit(app.ctx.limiter, reply, key, rl.limit);
+    }
+  });
+  allowEmptyJsonBody(app);
+  await app.register(zoneRunRoutes);
+  await app.register(zoneWaitpointRoute);
+  await app.register(zoneCredentialsRoute);
+}
+
+/**
+ * Every zone body is optional ({input?}, {payload?}); a zero-length body sent as application/json means "none"
+ * rather than 400 invalid_json. Anything non-empty goes to the stock parser.
+ */
+function allowEmptyJsonBody(app: FastifyInstance): void {
+  const stock = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    return stock(req, text, done);
+  });
+}

@@ -1,0 +1,81 @@
+// Zone run endpoints (zones.md): read a run of the agent, and start runs as 4.1 / 4.2 / 4.3 for the token's user.
+// Starting counts 30/min per user across agents (spec 8.1), all three sharing one bucket.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError, errors } from '../../errors.ts';
+import { parseId } from '../../http/bearer.ts';
+import { callerGoneSignal } from '../../http/caller-gone.ts';
+import { LIMITS } from '../../limits/rate-limiter.ts';
+import { toSyncRunView } from '../../services/run-view.ts';
+import type { SyncOutcome } from '../../services/sync-wait.ts';
+import { TimeoutMsSchema } from '../../services/wait-window.ts';
+import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView } from '../../services/zone-runs.ts';
+
+const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
+const StartBody = Type.Object({ input: Input }, { additionalProperties: true });
+const SyncBody = Type.Object({ input: Input, timeoutMs: Type.Optional(TimeoutMsSchema) }, { additionalProperties: true });
+
+const runsLimit = { zoneRateLimit: { bucket: 'zone-runs', limit: LIMITS.zoneRuns, per: 'user' as const } };
+
+// Every field is optional: no body means the agent's default input.
+const emptyBodyIsEmptyObject = async (req: FastifyRequest): Promise<void> => {
+  if (req.body === undefined || req.body === null) req.body = {};
+};
+
+export default async function zoneRunRoutes(app: FastifyInstance): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get('/runs/:runId', { schema: { params: Type.Object({ agentId: Type.String(), runId: Type.String() }) } }, async (req) =>
+    zoneRunView(app.ctx, req.agent!, parseId(req.params.runId)),
+  );
+
+  r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
+    const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input });
+    if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
+    return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
+  });
+
+  r.post('/runs/wait', { schema: { body: SyncBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
+    const outcome = await startZoneRunAndWait(app.ctx, {
+      agent: req.agent!,
+      userId: req.zoneUserId!,
+      input: req.body.input,
+      timeoutMs: req.body.timeoutMs,
+      callerGone: callerGoneSignal(reply),
+    });
+    return sendSyncOutcome(reply, outcome);
+  });
+
+  r.post('/runs/download', { schema: { body: SyncBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
+    const outcome = await startZoneDownload(app.ctx, {
+      agent: req.agent!,
+      userId: req.zoneUserId!,
+      input: req.body.input,
+      timeoutMs: req.body.timeoutMs,
+      callerGone: callerGoneSignal(reply),
+    });
+    if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
+    if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
+    void outcome.track(reply.raw);
+    return reply.code(200).headers(outcome.headers).send(outcome.body);
+  });
+}
+
+/** Spec 4.2's answers: 200 terminal run, 202 timed out, 504 no answer (run failed), 500 not started. */
+function sendSyncOutcome(reply: FastifyReply, outcome: SyncOutcome): FastifyReply {
+  switch (outcome.kind) {
+    case 'finished':
+      return reply.code(200).send(toSyncRunView(outcome.run));
+    case 'timed_out': {
+      const { id, agent_id, status } = outcome.run;
+      return reply.code(202).send({ runId: Number(id), agentId: Number(agent_id), status, timedOut: true as const });
+    }
+    case 'no_answer':
+      throw errors.runtimeTimeout(outcome.run.id);
+    case 'not_started':
+      throw errors.runtimeFailed(outcome.run.id, outcome.reason);
+    case 'caller_gone':
+      return reply.code(202).send({ runId: outcome.runId, timedOut: true as const });
+  }
+}
