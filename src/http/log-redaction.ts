@@ -5,7 +5,9 @@ import type { FastifyRequest } from 'fastify';
 const WEBHOOK_TOKEN_IN_PATH = /(\/runs\/webhook(?:-and-wait)?\/)[^/?#]+/;
 
 export function redactUrl(url: string): string {
-  return url.replace(WEBHOOK_TOKEN_IN_PATH, '$1[REDACTED]');
+  if (!WEBHOOK_TOKEN_IN_PATH.test(url)) return url;
+  // Third-party senders often carry their own secrets in a webhook's query string too: it is masked whole.
+  return url.replace(WEBHOOK_TOKEN_IN_PATH, '$1[REDACTED]').replace(/\?.*$/s, '?[REDACTED]');
 }
 
 export const logSerializers = {

@@ -2,6 +2,7 @@
 // UPDATE whose allowed "from" statuses come from run-states.ts; the same statement queues outbound events for the
 // new status in the outbox and NOTIFYs waiters, so a transition, its events and its wake-up are atomic.
 import type { Queryable } from './db.ts';
+import { storableJson } from '../lib/storable-json.ts';
 import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from '../runs/run-states.ts';
 
 export interface WaitState {
@@ -34,7 +35,8 @@ export interface RunRow {
 export const RUN_EVENTS_CHANNEL = 'ars_run';
 
 // JS null and undefined both become SQL NULL (never the JSON literal `null`), so `IS NULL` queries see them.
-const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
+// Values are made storable (NUL, lone surrogates): a runtime's answer must never fail the write that records it.
+const json = (v: unknown): string | null => (v === undefined || v === null ? null : storableJson(v));
 
 export interface NewRun {
   agentId: number;

@@ -1,0 +1,42 @@
+// POST /api/agents/{agentId}/runs/trigger-and-download (spec 4.3). The ingest-key hook of this context has
+// authenticated the caller (req.agent) and counted the per-agent rate limit (spec 8.1: 5/min).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError } from '../../errors.ts';
+import { LIMITS } from '../../limits/rate-limiter.ts';
+import { callerGoneSignal } from '../../http/caller-gone.ts';
+import { TimeoutMsSchema } from '../../services/wait-window.ts';
+import { triggerAndDownload } from '../../services/download-run.ts';
+
+const Body = Type.Object(
+  {
+    input: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    // As /trigger: an unknown, non-member or malformed value is dropped silently.
+    userId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    timeoutMs: Type.Optional(TimeoutMsSchema),
+  },
+  { additionalProperties: true },
+);
+
+export default async function triggerAndDownloadRoute(app: FastifyInstance): Promise<void> {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/trigger-and-download',
+    {
+      schema: { body: Body }, // part 7: an invalid body is 400 here (the default validation code)
+      config: { rateLimit: { bucket: 'trigger-and-download', limit: LIMITS.triggerAndDownload } },
+      preValidation: async (req: FastifyRequest) => {
+        if (req.body === undefined || req.body === null) req.body = {};
+      },
+    },
+    async (req, reply) => {
+      const { input, userId, timeoutMs } = req.body;
+      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs }, callerGoneSignal(reply));
+      if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
+      if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
+      void outcome.track(reply.raw);
+      // Piped with backpressure; Content-Length passes through when the runtime sent one, else chunked.
+      return reply.code(200).headers(outcome.headers).send(outcome.body);
+    },
+  );
+}

@@ -1,0 +1,79 @@
+// spec 4.6 (answer at once) and 4.7 (answer with the agent's output). The context's hook has matched the token,
+// set req.agent and counted the per-agent rate limit (spec 8.1: 60/min and 10/min).
+//
+// Methods: POST (the spec's), plus PUT and PATCH, which some senders use for deliveries; `webhook.method` tells
+// the task which one arrived. GET, HEAD and DELETE are not routed (404): link unfurlers, crawlers and uptime
+// checkers issue them, and each would otherwise start a run.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../../errors.ts';
+import { LIMITS } from '../../limits/rate-limiter.ts';
+import { callerGoneSignal } from '../../http/caller-gone.ts';
+import { startWebhookRun, webhookAndWait, type InboundWebhook } from '../../services/webhook-run.ts';
+import { errorText } from '../../services/run-view.ts';
+import { shapeWebhookResponse } from '../../webhooks/webhook-response.ts';
+import type { SyncOutcome } from '../../services/sync-wait.ts';
+
+/** spec 4.6 / 8.4: 1 MiB accepted, one byte more is 413. */
+export const WEBHOOK_BODY_LIMIT = 1_048_576;
+
+const METHODS = ['POST', 'PUT', 'PATCH'];
+
+export default async function webhookRoutes(app: FastifyInstance): Promise<void> {
+  app.route({
+    method: METHODS,
+    url: '/webhook/:webhookToken',
+    bodyLimit: WEBHOOK_BODY_LIMIT,
+    config: { webhookRateLimit: { bucket: 'webhook', limit: LIMITS.webhook } },
+    handler: async (req, reply) => {
+      const result = await startWebhookRun(app.ctx, req.agent!, inbound(req));
+      // Spec part 7: 500 on a failed invocation, so a retrying sender redelivers.
+      if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
+      return reply.code(202).send({ runId: Number(result.run.id), status: 'queued' as const });
+    },
+  });
+
+  app.route({
+    method: METHODS,
+    url: '/webhook-and-wait/:webhookToken',
+    bodyLimit: WEBHOOK_BODY_LIMIT,
+    config: { webhookRateLimit: { bucket: 'webhook-and-wait', limit: LIMITS.webhookAndWait } },
+    handler: async (req, reply) => {
+      const outcome = await webhookAndWait(app.ctx, req.agent!, inbound(req), callerGoneSignal(reply));
+      return sendOutcome(reply, outcome);
+    },
+  });
+}
+
+function inbound(req: FastifyRequest): InboundWebhook {
+  return {
+    method: req.method,
+    rawUrl: req.raw.url ?? req.url,
+    headers: req.raw.rawHeaders, // every header as sent, repeats included
+    rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+    token: (req.params as { webhookToken: string }).webhookToken,
+  };
+}
+
+function sendOutcome(reply: FastifyReply, outcome: SyncOutcome): FastifyReply {
+  switch (outcome.kind) {
+    case 'finished': {
+      const { run } = outcome;
+      if (run.status !== 'completed') {
+        const why = errorText(run.error) ?? `the run was ${run.status}`;
+        throw errors.runFailed(Number(run.id), run.status === 'cancelled' ? `the run was cancelled: ${why}` : `the run failed: ${why}`);
+      }
+      const shaped = shapeWebhookResponse(run.output_data ?? null);
+      return reply.code(shaped.status).headers(shaped.headers).type(shaped.contentType).send(shaped.body);
+    }
+    case 'timed_out':
+      // 2xx on purpose (spec 4.7): a retrying sender must not start a second run.
+      return reply.code(202).send({ runId: Number(outcome.run.id), status: 'running' as const, timedOut: true as const });
+    case 'no_answer':
+      throw errors.runtimeTimeout(Number(outcome.run.id));
+    case 'not_started':
+      // 4.7 lists no 500: the run exists and is failed, which is its 502 "the run failed".
+      throw errors.runFailed(Number(outcome.run.id), `the run failed: ${outcome.reason}`);
+    case 'caller_gone':
+      return reply.code(202).send({ runId: outcome.runId, status: 'running' as const, timedOut: true as const });
+  }
+}

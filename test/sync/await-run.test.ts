@@ -1,0 +1,177 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { setMaxListeners } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { request } from 'undici';
+import { createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { onPostgres } from '../helpers/test-db.ts';
+import { readRun, seedAgent } from '../helpers/fixtures.ts';
+import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
+import { insertRun, transition } from '../../src/storage/runs-repo.ts';
+import { awaitTerminal, setBackstopPeriod, watchedRunCount } from '../../src/services/await-run.ts';
+import { callback, permissiveLimiter, platformRunId, sleep, waitForRun, workflowAgent } from './sync-helpers.ts';
+
+const n8n = new N8nFake();
+let t: TestApp;
+
+beforeAll(async () => {
+  await n8n.start();
+  t = await createTestApp({ limiter: permissiveLimiter });
+});
+afterAll(async () => {
+  await n8n.stop();
+  await t.close();
+});
+
+async function queuedRun(agentId: number) {
+  return insertRun(t.db, { agentId, status: 'queued', source: 'trigger_and_wait', now: t.ctx.clock.now() });
+}
+
+describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () => {
+  it('spec 4.2: a wait resolves with the terminal row as soon as a transition is published', async () => {
+    const { agent } = await seedAgent(t);
+    const run = await queuedRun(agent.id);
+    const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 });
+    const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { a: 1 } });
+    expect(moved.kind).toBe('applied');
+    t.ctx.runWatch.publish(run.id, 'completed');
+    const out = await waiting;
+    expect(out.kind).toBe('terminal');
+    expect(out.kind === 'terminal' && out.run.output_data).toEqual({ a: 1 });
+    expect(watchedRunCount(t.ctx)).toBe(0);
+  });
+
+  it('spec 4.2: an already terminal run resolves at once (subscribed before the first read)', async () => {
+    const { agent } = await seedAgent(t);
+    const run = await queuedRun(agent.id);
+    await transition(t.db, run.id, 'terminal', 'failed', t.ctx.clock.now(), { error: 'x' });
+    const out = await awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 });
+    expect(out).toMatchObject({ kind: 'terminal', run: { status: 'failed' } });
+  });
+
+  it('decisions.md: a lost notification only adds latency: the shared backstop re-check finds the terminal run', async () => {
+    const { agent } = await seedAgent(t);
+    const run = await queuedRun(agent.id);
+    setBackstopPeriod(t.ctx, 100);
+    try {
+      const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 });
+      await sleep(50);
+      // Written behind the service's back: no NOTIFY, no publish.
+      await t.db.query(`UPDATE runs SET status = 'completed', completed_at = now() WHERE id = $1`, [run.id]);
+      expect(await waiting).toMatchObject({ kind: 'terminal', run: { status: 'completed' } });
+    } finally {
+      setBackstopPeriod(t.ctx, 1_500);
+    }
+  });
+
+  it('spec 8.3: the deadline resolves with the current (non-terminal) row', async () => {
+    const { agent } = await seedAgent(t);
+    const run = await queuedRun(agent.id);
+    const out = await awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 100 });
+    expect(out).toMatchObject({ kind: 'timeout', run: { id: run.id, status: 'queued' } });
+  });
+
+  it('spec 4.2: a caller that disconnects stops waiting; the run is untouched', async () => {
+    const { agent } = await seedAgent(t);
+    const run = await queuedRun(agent.id);
+    const ac = new AbortController();
+    const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, signal: ac.signal });
+    ac.abort();
+    expect(await waiting).toEqual({ kind: 'aborted' });
+    expect(await readRun(t, run.id)).toMatchObject({ status: 'queued' });
+  });
+
+  it('issue 4: 10,000 concurrent waits each cost well under 20 KiB, and all of them are released', async () => {
+    const { agent } = await seedAgent(t);
+    const { rows } = await t.db.query<{ id: number }>(
+      `INSERT INTO runs (agent_id, status, source) SELECT $1, 'queued', 'bench' FROM generate_series(1, 10000) RETURNING id`,
+      [agent.id],
+    );
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const ac = new AbortController();
+    setMaxListeners(0, ac.signal); // one shared signal for 10,000 waits in this test
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const waits = rows.map((r) => awaitTerminal(t.ctx, Number(r.id), { deadline: Date.now() + 120_000, signal: ac.signal }));
+    // Let the batched first look finish, so only the waits themselves remain.
+    await new Promise((r) => setImmediate(r));
+    await t.db.query('SELECT 1');
+    await sleep(200);
+    gc();
+    const perWait = (process.memoryUsage().heapUsed - before) / rows.length;
+    expect(watchedRunCount(t.ctx)).toBe(10_000);
+    ac.abort();
+    const outcomes = await Promise.all(waits);
+    expect(outcomes.every((o) => o.kind === 'aborted')).toBe(true);
+    expect(perWait).toBeLessThan(20 * 1024);
+    expect(watchedRunCount(t.ctx)).toBe(0);
+    expect(t.ctx.runWatch.watchedRuns).toBe(0);
+  }, 120_000);
+});
+
+describe('await-run over real sockets', () => {
+  it('spec 4.2: a caller that hangs up mid-wait does not cancel the run; the workflow still completes it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let seenRunId = 0;
+    const a = await workflowAgent(t, n8n, async (ctx) => {
+      seenRunId = platformRunId(ctx.body);
+      await gate;
+      return { json: { done: true } };
+    });
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const ac = new AbortController();
+    const pending = request(`${base}/api/agents/${a.agent.id}/runs/trigger-and-wait`, {
+      method: 'POST', headers: { ...a.ingestAuth, 'content-type': 'application/json' }, body: JSON.stringify({ timeoutMs: 30_000 }), signal: ac.signal,
+    }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(seenRunId).toBeGreaterThan(0));
+    await sleep(100);
+    ac.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await sleep(100);
+    expect(await readRun(t, seenRunId)).toMatchObject({ status: 'queued' });
+    release();
+    expect(await waitForRun(t, seenRunId, (r) => r.status === 'completed')).toMatchObject({ output_data: { done: true } });
+    expect(watchedRunCount(t.ctx)).toBe(0);
+  });
+});
+
+describe('await-run at shutdown', () => {
+  it('decisions.md Scale-out: closing the app hands held waits back as 202; a silent workflow run is not failed', async () => {
+    const t2 = await createTestApp({ limiter: permissiveLimiter });
+    try {
+      const a = await workflowAgent(t2, n8n, n8nAnswers.never());
+      const pending = t2.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger-and-wait`, headers: a.ingestAuth, payload: { timeoutMs: 60_000 } });
+      await vi.waitFor(() => expect(watchedRunCount(t2.ctx)).toBe(1));
+      await t2.app.close();
+      const res = await pending;
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.json()).toMatchObject({ status: 'queued', timedOut: true });
+      expect(await readRun(t2, res.json().runId)).toMatchObject({ status: 'queued' });
+    } finally {
+      await t2.close();
+    }
+  });
+});
+
+describe.skipIf(!onPostgres)('await-run across instances (PostgreSQL LISTEN/NOTIFY)', () => {
+  it('decisions.md Scale-out: a wait held on instance A is woken by a callback that lands on instance B', async () => {
+    const b = await t.another();
+    // No backstop help within the window: only the NOTIFY from B's write can wake A in time.
+    setBackstopPeriod(t.ctx, 600_000);
+    try {
+      const a = await workflowAgent(t, n8n, async (ctx) => {
+        await callback(b.app, a, platformRunId(ctx.body), { type: 'output', output: { from: 'instance B' }, outputs: 2, complete: true });
+        return n8nAnswers.never();
+      });
+      const res = await t.app.inject({
+        method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger-and-wait`, headers: a.ingestAuth, payload: { timeoutMs: 20_000 },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'completed', output_data: { from: 'instance B' }, outputs: 2 });
+    } finally {
+      setBackstopPeriod(t.ctx, 1_500);
+    }
+  });
+});
