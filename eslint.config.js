@@ -11,5 +11,5 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Only src/config.ts reads the environment.' }],
     },
   },
-  { files: ['src/config.ts', 'test/**', 'bench/**', 'vitest.config.ts'], rules: { 'no-restricted-properties': 'off' } },
+  { files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**', 'vitest.config.ts'], rules: { 'no-restricted-properties': 'off' } },
 );

@@ -57,7 +57,7 @@ export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: R
     case 'completed':
     case 'failed':
     case 'cancelled':
-      return { kind: 'terminal', result: await transition(ctx.db, run.id, 'terminal', remote.status, now, terminalPatch(remote.status, remote)) };
+      return { kind: 'terminal', result: await transition(ctx.db, run.id, 'terminal', remote.status, now, terminalPatch(remote.status, remote, run.created_at, now)) };
     case 'running': {
       if (run.status === 'queued') {
         return { kind: 'started', result: await transition(ctx.db, run.id, 'started', 'running', now, {}) };
@@ -79,8 +79,16 @@ export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: R
 }
 
 /** Spec part 3 "stores output_data, duration_ms, outputs": the task's return value and wall-clock duration. */
-function terminalPatch(status: TerminalStatus, remote: RemoteStatus): RunPatch {
+function terminalPatch(status: TerminalStatus, remote: RemoteStatus, createdAt: Date, now: Date): RunPatch {
   const patch: RunPatch = {};
+  // The runtime knows when the run really started and finished; a poll only learns it later. Its times are kept
+  // when they are consistent with ours (created_at ≤ started ≤ finished ≤ now); a skewed runtime clock falls back
+  // to the moment of the poll. started_at is still stamped only if the run has none yet.
+  const { startedAt, finishedAt } = remote;
+  if (startedAt && finishedAt && createdAt.getTime() <= startedAt.getTime() && startedAt <= finishedAt && finishedAt <= now) {
+    patch.startedAt = startedAt;
+    patch.completedAt = finishedAt;
+  }
   if (typeof remote.durationMs === 'number' && remote.durationMs >= 0) patch.durationMs = remote.durationMs;
   if (status === 'completed') {
     patch.outputData = remote.output ?? null;

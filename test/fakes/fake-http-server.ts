@@ -55,8 +55,9 @@ export abstract class FakeHttpServer {
     return this.#url;
   }
 
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+  /** Listens on 127.0.0.1; port 0 (tests) picks a free one. */
+  async start(port = 0): Promise<this> {
+    await new Promise<void>((resolve) => this.#server.listen(port, '127.0.0.1', resolve));
     const addr = this.#server.address();
     if (!addr || typeof addr === 'string') throw new Error('no address');
     this.#url = `http://127.0.0.1:${addr.port}`;

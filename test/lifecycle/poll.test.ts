@@ -70,6 +70,19 @@ describe('spec part 3: status polling of a task run', () => {
     expect(retrieves(externalId)).toBe(3); // a terminal run is no longer polled
   });
 
+  it('spec 2.2: a polled terminal run keeps the runtime\'s own start and finish times when they are consistent', async () => {
+    const { runId, externalId } = await triggerRun();
+    const startedAt = new Date(clock.now().getTime() + 1_000);
+    const finishedAt = new Date(startedAt.getTime() + 2_500);
+    fake.completeRun(externalId, { ok: true }, startedAt, finishedAt);
+    clock.advance(60_000);
+    await pollDueRuns(t.ctx);
+    const run = (await readRun(t, runId))!;
+    expect(run).toMatchObject({ status: 'completed', duration_ms: 2_500 });
+    expect((run.started_at as Date).toISOString()).toBe(startedAt.toISOString());
+    expect((run.completed_at as Date).toISOString()).toBe(finishedAt.toISOString());
+  });
+
   it('spec 2.2: an output whose `outputs` is not a non-negative integer keeps outputs at 0', async () => {
     const { runId, externalId } = await triggerRun();
     fake.completeRun(externalId, { outputs: -2 });
