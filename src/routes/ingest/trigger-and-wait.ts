@@ -1,13 +1,12 @@
 // POST /api/agents/{agentId}/runs/trigger-and-wait (spec 4.2). The ingest-key hook of this context has
 // authenticated the caller (req.agent) and counted the per-agent rate limit (spec 8.1: 5/min).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendSyncOutcome } from '../../http/sync-outcome.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { errors } from '../../errors.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
 import { TimeoutMsSchema } from '../../services/wait-window.ts';
 import { triggerAndWait } from '../../services/trigger-and-wait.ts';
-import { toSyncRunView } from '../../services/run-view.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 
 const Body = Type.Object(
@@ -34,25 +33,7 @@ export default async function triggerAndWaitRoute(app: FastifyInstance): Promise
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
       const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs }, callerGoneSignal(reply));
-      return sendOutcome(reply, outcome);
+      return sendSyncOutcome(reply, outcome);
     },
   );
-}
-
-function sendOutcome(reply: FastifyReply, outcome: Awaited<ReturnType<typeof triggerAndWait>>): FastifyReply {
-  switch (outcome.kind) {
-    case 'finished':
-      return reply.code(200).send(toSyncRunView(outcome.run));
-    case 'timed_out': {
-      const { id, agent_id, status } = outcome.run;
-      return reply.code(202).send({ runId: Number(id), agentId: Number(agent_id), status, timedOut: true as const });
-    }
-    case 'no_answer':
-      throw errors.runtimeTimeout(outcome.run.id);
-    case 'not_started':
-      throw errors.runtimeFailed(outcome.run.id, outcome.reason);
-    case 'caller_gone':
-      // Nobody is left to read this; the run goes on as if triggered asynchronously.
-      return reply.code(202).send({ runId: outcome.runId, timedOut: true as const });
-  }
 }

@@ -1,14 +1,13 @@
 // Zone run endpoints (zones.md): read a run of the agent, and start runs as 4.1 / 4.2 / 4.3 for the token's user.
 // Starting counts 30/min per user across agents (spec 8.1), all three sharing one bucket.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendSyncOutcome } from '../../http/sync-outcome.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
-import { toSyncRunView } from '../../services/run-view.ts';
-import type { SyncOutcome } from '../../services/sync-wait.ts';
 import { TimeoutMsSchema } from '../../services/wait-window.ts';
 import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView } from '../../services/zone-runs.ts';
 
@@ -60,22 +59,4 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
     void outcome.track(reply.raw);
     return reply.code(200).headers(outcome.headers).send(outcome.body);
   });
-}
-
-/** Spec 4.2's answers: 200 terminal run, 202 timed out, 504 no answer (run failed), 500 not started. */
-function sendSyncOutcome(reply: FastifyReply, outcome: SyncOutcome): FastifyReply {
-  switch (outcome.kind) {
-    case 'finished':
-      return reply.code(200).send(toSyncRunView(outcome.run));
-    case 'timed_out': {
-      const { id, agent_id, status } = outcome.run;
-      return reply.code(202).send({ runId: Number(id), agentId: Number(agent_id), status, timedOut: true as const });
-    }
-    case 'no_answer':
-      throw errors.runtimeTimeout(outcome.run.id);
-    case 'not_started':
-      throw errors.runtimeFailed(outcome.run.id, outcome.reason);
-    case 'caller_gone':
-      return reply.code(202).send({ runId: outcome.runId, timedOut: true as const });
-  }
 }
