@@ -4,12 +4,19 @@
 // nothing else is read from a token before a signature checks out.
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../storage/agents-repo.ts';
-import { peekAgentId, verifyCredentialsToken, verifyZoneToken } from '../auth/tokens.ts';
+import { mintCredentialsToken, peekAgentId, verifyCredentialsToken, verifyZoneToken } from '../auth/tokens.ts';
 
 export type TokenCheck<T> = ({ ok: true } & T) | { ok: false; status: 401 | 403; reason: string };
 
 export function credentialsSecretOf(ctx: AppContext, agent: AgentRow): Buffer {
   return Buffer.from(ctx.secrets.open(agent.credentials_secret_enc), 'utf8');
+}
+
+/** Spec 5 / 8.5: the credentials token lives 60 minutes, minted once per run (at trigger or register). */
+export const CREDENTIALS_TTL_SECONDS = 3600;
+
+export function mintRunCredentials(ctx: AppContext, agent: AgentRow, runId: number, now: Date): Promise<{ token: string; expiresInSeconds: number }> {
+  return mintCredentialsToken({ secret: credentialsSecretOf(ctx, agent), agentId: agent.id, runId, now, ttlSeconds: CREDENTIALS_TTL_SECONDS });
 }
 
 export function zoneSecretOf(ctx: AppContext, agent: AgentRow): Buffer {

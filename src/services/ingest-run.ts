@@ -6,6 +6,7 @@
 // externalRunId waits in insertRunOnce for that commit, then updates the complete row like any later call — so
 // two first calls never both create, and neither sees a half-written run.
 import type { AppContext } from '../context.ts';
+import { outputsCount } from './run-output.ts';
 import type { AgentRow } from '../storage/agents-repo.ts';
 import { insertRunOnce, transition, type RunPatch, type RunRow } from '../storage/runs-repo.ts';
 import { isTerminal } from '../runs/run-states.ts';
@@ -31,10 +32,6 @@ export interface IngestRequest {
 export type IngestResult = { kind: 'created' | 'updated'; run: RunRow } | { kind: 'backward'; run: RunRow };
 
 /** Spec 2.2 `outputs`: a non-negative integer, or null for "drop it silently". Safe integers only (bigint column). */
-export function outputsCount(value: unknown): number | null {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
-}
-
 /** Throws 403 not_eligible for an agent that is not standalone; otherwise a result value (backward → 409). */
 export async function ingestRun(ctx: AppContext, agent: AgentRow, req: IngestRequest): Promise<IngestResult> {
   if (agent.managed_by !== 'standalone') throw errors.notEligible('ingest is only for standalone agents (managed_by=standalone)');

@@ -6,9 +6,8 @@ import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../storage/agents-repo.ts';
 import { insertRunOnce, type RunRow } from '../storage/runs-repo.ts';
 import { activeConnectionIds, type ConnectionIds } from '../storage/connections-repo.ts';
-import { mintCredentialsToken } from '../auth/tokens.ts';
 import { attributableUser } from './attribution.ts';
-import { credentialsSecretOf } from './agent-tokens.ts';
+import { mintRunCredentials } from './agent-tokens.ts';
 import { assertTriggerEligible } from './trigger-run.ts';
 
 export interface RegisterRequest {
@@ -25,9 +24,6 @@ export interface RegisterResult {
   /** Spec 4.4: all three together, or none when the agent has no active connections. */
   credentials?: { credentialsToken: string; expiresInSeconds: number; connectionIds: ConnectionIds };
 }
-
-/** Spec 5 / 8.5: 60 minutes. */
-const CREDENTIALS_TTL_SECONDS = 3600;
 
 /** Throws 403 not_eligible (spec 4.4 "Eligibility: same as /trigger", part 7) before anything is written. */
 export async function registerRun(ctx: AppContext, agent: AgentRow, req: RegisterRequest): Promise<RegisterResult> {
@@ -53,12 +49,6 @@ export async function registerRun(ctx: AppContext, agent: AgentRow, req: Registe
 
   const connectionIds = await activeConnectionIds(ctx.db, agent.id);
   if (Object.keys(connectionIds).length === 0) return { run, created };
-  const { token, expiresInSeconds } = await mintCredentialsToken({
-    secret: credentialsSecretOf(ctx, agent),
-    agentId: agent.id,
-    runId: run.id,
-    now,
-    ttlSeconds: CREDENTIALS_TTL_SECONDS,
-  });
+  const { token, expiresInSeconds } = await mintRunCredentials(ctx, agent, run.id, now);
   return { run, created, credentials: { credentialsToken: token, expiresInSeconds, connectionIds } };
 }

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../storage/agents-repo.ts';
 import { insertRun, recordTriggered, transition, type RunRow, type TransitionResult } from '../storage/runs-repo.ts';
 import { activeConnectionIds } from '../storage/connections-repo.ts';
-import { mintCredentialsToken } from '../auth/tokens.ts';
+import { mintRunCredentials } from './agent-tokens.ts';
 import { errors } from '../errors.ts';
 import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPayload, WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
 import { loadRuntimeConnection } from './runtime-connection.ts';
@@ -44,9 +44,6 @@ export type StartRunResult =
     }
   | { ok: false; run: RunRow; reason: string }; // the run is already written `failed` with that reason
 
-/** Spec 5 / 8.5: the credentials token lives 60 minutes. */
-const CREDENTIALS_TTL_SECONDS = 3600;
-
 /**
  * n8n answers an unregistered webhook path at once with 404 "… is not registered", after the request was
  * accepted. Waiting this long for such an answer lets /trigger report a misconfigured path as the runtime
@@ -77,8 +74,7 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
   const payload: TaskPayload = { runId: run.id, input: args.input ?? {} };
   // Spec 4.4 (and 2.3): connectionIds and credentialsToken travel together or not at all.
   if (Object.keys(connectionIds).length > 0) {
-    const secret = Buffer.from(ctx.secrets.open(agent.credentials_secret_enc), 'utf8');
-    const { token } = await mintCredentialsToken({ secret, agentId: agent.id, runId: run.id, now, ttlSeconds: CREDENTIALS_TTL_SECONDS });
+    const { token } = await mintRunCredentials(ctx, agent, run.id, now);
     payload.connectionIds = connectionIds;
     payload.credentialsToken = token;
   }
