@@ -41,6 +41,9 @@ export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions 
       : { level: ctx.config.logLevel, serializers: logSerializers, redact: logRedactPaths, ...(typeof opts.logger === 'object' ? opts.logger : {}) };
   const options: FastifyServerOptions = {
     logger,
+    // One line per request (below), not Fastify's two at info: the hot paths stay cheap, LOG_LEVEL=debug gives an
+    // access log, and 5xx answers are always logged.
+    disableRequestLogging: true,
     genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
     bodyLimit: ctx.config.maxJsonBodyBytes, // spec 8.4: input/output JSON has no hard cap; one operator ceiling
     routerOptions: { maxParamLength: 512 },
@@ -56,6 +59,11 @@ export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions 
   app.decorateRequest('agent', null);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const line = { req, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (reply.statusCode >= 500) req.log.warn(line, 'request failed');
+    else req.log.debug(line, 'request completed');
   });
   installErrorHandling(app);
 

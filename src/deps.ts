@@ -24,7 +24,8 @@ export type ServiceContext = Omit<AppContext, 'log'>;
 
 export async function createContext(opts: ContextOptions): Promise<ServiceContext> {
   const clock = opts.clock ?? systemClock;
-  const agents = new AgentDirectory(opts.db);
+  const secrets = new SecretBox(opts.masterKey);
+  const agents = new AgentDirectory(opts.db, secrets);
   const runWatch = new RunWatch(opts.db);
   await agents.start();
   await runWatch.start();
@@ -32,7 +33,7 @@ export async function createContext(opts: ContextOptions): Promise<ServiceContex
     config: opts.config,
     db: opts.db,
     clock,
-    secrets: new SecretBox(opts.masterKey),
+    secrets,
     agents,
     limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? (() => {})),
     runWatch,

@@ -5,7 +5,7 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../storage/agents-repo.ts';
 import { insertRunOnce, type RunRow } from '../storage/runs-repo.ts';
-import { activeConnectionIds, type ConnectionIds } from '../storage/connections-repo.ts';
+import type { ConnectionIds } from '../storage/connections-repo.ts';
 import { attributableUser } from './attribution.ts';
 import { mintRunCredentials } from './agent-tokens.ts';
 import { assertTriggerEligible } from './trigger-run.ts';
@@ -47,7 +47,7 @@ export async function registerRun(ctx: AppContext, agent: AgentRow, req: Registe
     nextPollAt: new Date(now.getTime() + agent.poll_interval_s * 1000),
   });
 
-  const connectionIds = await activeConnectionIds(ctx.db, agent.id);
+  const connectionIds = await ctx.agents.connectionIds(agent.id);
   if (Object.keys(connectionIds).length === 0) return { run, created };
   const { token, expiresInSeconds } = await mintRunCredentials(ctx, agent, run.id, now);
   return { run, created, credentials: { credentialsToken: token, expiresInSeconds, connectionIds } };

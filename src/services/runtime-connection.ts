@@ -1,10 +1,8 @@
 // A runtime row with its secrets opened, as the adapters need it. Secrets stay sealed everywhere else.
 import type { AppContext } from '../context.ts';
-import type { Queryable } from '../storage/db.ts';
-import { findRuntime, type RuntimeRow } from '../storage/runtimes-repo.ts';
+import type { RuntimeRow } from '../storage/runtimes-repo.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'secrets'>;
 
 export function toRuntimeConnection(ctx: Pick<AppContext, 'secrets'>, row: RuntimeRow): RuntimeConnection {
   return {
@@ -15,7 +13,7 @@ export function toRuntimeConnection(ctx: Pick<AppContext, 'secrets'>, row: Runti
   };
 }
 
-export async function loadRuntimeConnection(ctx: Ctx, runtimeId: number, q: Queryable = ctx.db): Promise<RuntimeConnection | null> {
-  const row = await findRuntime(q, runtimeId);
-  return row ? toRuntimeConnection(ctx, row) : null;
+/** Through the per-instance cache (agent-directory.ts), evicted on every instance when the runtime changes. */
+export function loadRuntimeConnection(ctx: Pick<AppContext, 'agents'>, runtimeId: number): Promise<RuntimeConnection | null> {
+  return ctx.agents.runtime(runtimeId);
 }

@@ -4,7 +4,6 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../storage/agents-repo.ts';
 import { insertRun, recordTriggered, transition, type RunRow, type TransitionResult } from '../storage/runs-repo.ts';
-import { activeConnectionIds } from '../storage/connections-repo.ts';
 import { mintRunCredentials } from './agent-tokens.ts';
 import { errors } from '../errors.ts';
 import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPayload, WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
@@ -60,7 +59,7 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
   const runtime = agent.runtime_id === null ? null : await loadRuntimeConnection(ctx, agent.runtime_id);
   if (!runtime || !agent.target) throw errors.agentUnavailable('agent has no runtime or target configured');
   const adapter = ctx.runtimes.get(runtime.kind);
-  const connectionIds = await activeConnectionIds(ctx.db, agent.id);
+  const connectionIds = await ctx.agents.connectionIds(agent.id);
   const now = ctx.clock.now();
   const run = await insertRun(ctx.db, {
     agentId: agent.id,

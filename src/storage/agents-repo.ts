@@ -39,6 +39,6 @@ export async function findAgentByAgentKeyDigest(q: Queryable, keyDigest: Buffer)
 }
 
 /** Tells every instance (through LISTEN) that its cached copy of the agent is stale. */
-export async function notifyAgentChanged(q: Queryable, id: number): Promise<void> {
+export async function notifyAgentChanged(q: Queryable, id: number | string): Promise<void> {
   await q.query(`SELECT pg_notify('${AGENT_CHANGED_CHANNEL}', $1)`, [String(id)]);
 }

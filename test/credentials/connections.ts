@@ -21,6 +21,7 @@ export async function seedConnection(t: TestApp, agentId: number, c: SeedConnect
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`,
     [id, agentId, c.integrationId ?? `int-${id.slice(0, 8)}`, c.type, t.ctx.secrets.sealJson(c.secret), JSON.stringify(c.extras ?? {}), c.active ?? true, c.expiresAt ?? null],
   );
+  await t.ctx.agents.changed(agentId); // as the admin API does: the connection map is cached per agent
   return id;
 }
 

@@ -34,7 +34,8 @@ export interface TestAppOptions {
 const masterKey = randomBytes(32);
 
 async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
-  const config: Config = { ...loadConfig({ LOG_LEVEL: 'info' }), ...opts.config };
+  // debug: every request line is captured, so tests that scan logs for secrets see what an operator would.
+  const config: Config = { ...loadConfig({ LOG_LEVEL: 'debug' }), ...opts.config };
   const ctx: ServiceContext = await createContext({
     config,
     db,

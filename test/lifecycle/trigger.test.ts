@@ -42,6 +42,7 @@ function post(a: SeededAgent, body?: unknown) {
 async function addConnection(agentId: number, integration: string): Promise<string> {
   const id = randomUUID();
   await t.db.query(`INSERT INTO connections (id, agent_id, integration_id, type, secret_enc) VALUES ($1, $2, $3, 'api_key', 'x')`, [id, agentId, integration]);
+  await t.ctx.agents.changed(agentId); // as the admin API does: the connection map is cached per agent
   return id;
 }
 

@@ -54,6 +54,7 @@ export async function seedConnection(t: TestApp, agentId: number, integrationId:
     `INSERT INTO connections (id, agent_id, integration_id, type, secret_enc, active) VALUES ($1, $2, $3, 'api_key', $4, $5)`,
     [id, agentId, integrationId, t.ctx.secrets.sealJson({ value: 'sk-test' }), active],
   );
+  await t.ctx.agents.changed(agentId); // as the admin API does: the connection map is cached per agent
   return id;
 }
 

@@ -24,7 +24,7 @@ import { isoOrNull } from '../run-view.ts';
 import { checkHttpUrl, fieldsSet, isUniqueViolation, isUuid } from './validate.ts';
 import { parseExpiresAt } from './expires-at.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets'>;
+type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents'>;
 
 /** Every type-specific field, as the flat request body carries them. */
 export interface ConnectionFields {
@@ -123,6 +123,7 @@ export async function createConnection(ctx: Ctx, agentId: number, body: CreateCo
     return c;
   });
   if (!row) throw activeConflict();
+  await ctx.agents.changed(agentId); // the task payload's connectionIds map is cached per agent
   return { id: row.id, integration_id: row.integration_id, type: row.type, active: row.active };
 }
 
@@ -165,6 +166,7 @@ export async function updateConnectionSettings(ctx: Ctx, id: string, body: Updat
       await appendAudit(tx, { action: 'connection.updated', agentId: Number(current.agent_id), details }, now);
       return updated;
     });
+    await ctx.agents.changed(Number(row.agent_id));
     return connectionView(row, ctx.secrets);
   } catch (err) {
     // A concurrent activation won the race the sibling check could not see.
@@ -185,6 +187,7 @@ export async function removeConnection(ctx: Ctx, id: string): Promise<void> {
     return row;
   });
   if (!removed) throw errors.notFound('connection');
+  await ctx.agents.changed(Number(removed.agent_id));
 }
 
 /** Fields of another type are refused by name; on create the type's required fields must be present. */

@@ -8,7 +8,7 @@ import { findOrg } from '../../storage/orgs-repo.ts';
 import { findRuntime, insertRuntime, updateRuntime, type RuntimeColumns, type RuntimeRow } from '../../storage/runtimes-repo.ts';
 import { checkHttpUrl, fieldsSet } from './validate.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets'>;
+type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents'>;
 
 export interface RuntimeView {
   id: number;
@@ -94,5 +94,6 @@ export async function updateRuntimeSettings(ctx: Ctx, id: number, body: UpdateRu
     return rt;
   });
   if (!row) throw errors.notFound('runtime');
+  await ctx.agents.runtimeChanged(id); // adapters use a cached, decrypted copy on every instance
   return runtimeView(row);
 }
