@@ -5,9 +5,9 @@ import type { Config } from './config.ts';
 import type { Db } from './storage/db.ts';
 import type { Clock } from './lib/clock.ts';
 import type { SecretBox } from './lib/secrets.ts';
-import type { AgentDirectory } from './services/agent-directory.ts';
+import type { AgentDirectory } from './services/agents/agent-directory.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
-import type { RunWatch } from './services/run-watch.ts';
+import type { RunWatch } from './services/runs/run-watch.ts';
 import type { RuntimeRegistry } from './runtimes/runtime-registry.ts';
 
 export interface AppContext {

@@ -4,9 +4,9 @@ import type { Db } from './storage/db.ts';
 import type { AppContext } from './context.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { SecretBox } from './lib/secrets.ts';
-import { AgentDirectory } from './services/agent-directory.ts';
+import { AgentDirectory } from './services/agents/agent-directory.ts';
 import { DbRateLimiter, type RateLimiter } from './limits/rate-limiter.ts';
-import { RunWatch } from './services/run-watch.ts';
+import { RunWatch } from './services/runs/run-watch.ts';
 import { createRuntimeRegistry, type RuntimeRegistry } from './runtimes/runtime-registry.ts';
 
 export interface ContextOptions {

@@ -6,7 +6,7 @@ import { deleteOldBuckets } from '../limits/rate-limiter.ts';
 import { OutboxWorker } from './outbox-worker.ts';
 import { pollDueRuns } from './poller.ts';
 import { sweepTimeouts } from './timeout-sweeper.ts';
-import { abortAllHeldCalls } from '../services/held-workflow-calls.ts';
+import { abortAllHeldCalls } from '../services/runs/held-workflow-calls.ts';
 
 export interface Background {
   stop(): Promise<void>;

@@ -5,7 +5,7 @@ import { Sweeper } from './sweeper.ts';
 import { claimDueDeliveries } from '../storage/outbox-repo.ts';
 import { RUN_EVENTS_CHANNEL } from '../storage/runs-repo.ts';
 import { createOutboundClient, type OutboundClient } from '../events/outbound-http.ts';
-import { deliverEvent, type DeliveryOutcome } from '../services/deliver-event.ts';
+import { deliverEvent, type DeliveryOutcome } from '../services/events/deliver-event.ts';
 
 /** Longer than a delivery can take (15 s timeout), so a lease only lapses when its worker died. */
 const LEASE_MS = 60_000;

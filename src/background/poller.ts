@@ -2,8 +2,8 @@
 // its runtime, applies the answer. Thin on purpose: the claim is SQL (poll-repo), the meaning is poll-run.
 import type { AppContext } from '../context.ts';
 import { claimDueForPoll } from '../storage/poll-repo.ts';
-import { pollRun, type PollOutcome } from '../services/poll-run.ts';
-import { loadRuntimeConnection } from '../services/runtime-connection.ts';
+import { pollRun, type PollOutcome } from '../services/runs/poll-run.ts';
+import { loadRuntimeConnection } from '../services/runs/runtime-connection.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
 
 /** Runs claimed per statement, and polled at once at most (one slow runtime must not stall the rest). */

@@ -2,7 +2,7 @@
 // while a batch comes back full. A `waiting` run is left to the poller (rule 3).
 import type { AppContext } from '../context.ts';
 import { failQueuedTimedOut, failRunningTimedOut, TIMEOUT_BATCH, type RunRow } from '../storage/runs-repo.ts';
-import { QUEUED_TIMEOUT_REASON, RUNNING_TIMEOUT_REASON } from '../services/timeout-reasons.ts';
+import { QUEUED_TIMEOUT_REASON, RUNNING_TIMEOUT_REASON } from '../services/runs/timeout-reasons.ts';
 
 export interface TimeoutSweepResult {
   queued: RunRow[];

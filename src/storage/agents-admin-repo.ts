@@ -2,7 +2,7 @@
 // cache agent rows (agent-directory.ts), and a rotated key must stop working at once.
 import type { Queryable } from './db.ts';
 import type { AgentRow } from './agents-repo.ts';
-import type { AgentSecretColumns } from '../services/agent-secrets.ts';
+import type { AgentSecretColumns } from '../services/agents/agent-secrets.ts';
 
 /** Columns an admin may set (admin-api.md "Agents"); org_id is fixed at creation. */
 export interface AgentSettableColumns {

@@ -6,7 +6,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { verifyWebhook } from '../../src/events/standard-webhooks.ts';
 import { deliverDueOnce, OutboxWorker } from '../../src/background/outbox-worker.ts';
 import { claimDueDeliveries } from '../../src/storage/outbox-repo.ts';
-import { GIVE_UP_AFTER_MS } from '../../src/services/deliver-event.ts';
+import { GIVE_UP_AFTER_MS } from '../../src/services/events/deliver-event.ts';
 import { outboxFor, Receiver, runTo, seedWebhookAction } from './outbox-helpers.ts';
 
 const PUBLIC_URL = 'https://ars.example.test';

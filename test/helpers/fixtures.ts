@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestApp } from './test-app.ts';
 import type { AgentRow } from '../../src/storage/agents-repo.ts';
-import { newAgentSecrets } from '../../src/services/agent-secrets.ts';
+import { newAgentSecrets } from '../../src/services/agents/agent-secrets.ts';
 
 export interface SeededAgent {
   agent: AgentRow;

@@ -7,7 +7,7 @@ import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { insertRun } from '../../src/storage/runs-repo.ts';
-import { heldWorkflowCall } from '../../src/services/start-run.ts';
+import { heldWorkflowCall } from '../../src/services/runs/start-run.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 let t: TestApp;

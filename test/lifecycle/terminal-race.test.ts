@@ -8,7 +8,7 @@ import { onPostgres } from '../helpers/test-db.ts';
 import { TriggerDevFake, signedFailureAlert } from '../fakes/trigger-dev-fake.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';
-import { triggerRun } from '../../src/services/trigger-run.ts';
+import { triggerRun } from '../../src/services/runs/trigger-run.ts';
 import { transition } from '../../src/storage/runs-repo.ts';
 import type { AppContext } from '../../src/context.ts';
 

@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { readRun, seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { N8nFake } from '../fakes/n8n-fake.ts';
-import { applyWorkflowAnswer, heldWorkflowCall } from '../../src/services/start-run.ts';
+import { applyWorkflowAnswer, heldWorkflowCall } from '../../src/services/runs/start-run.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { sweepTimeouts } from '../../src/background/timeout-sweeper.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';

@@ -8,8 +8,8 @@ import { TriggerDevFake, TRIGGER_API_VERSION } from '../fakes/trigger-dev-fake.t
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { verifyCredentialsToken } from '../../src/auth/tokens.ts';
-import { heldWorkflowCall } from '../../src/services/start-run.ts';
-import { triggerRun } from '../../src/services/trigger-run.ts';
+import { heldWorkflowCall } from '../../src/services/runs/start-run.ts';
+import { triggerRun } from '../../src/services/runs/trigger-run.ts';
 
 let t: TestApp;
 const trigger = new TriggerDevFake();

@@ -8,7 +8,7 @@ import { onPostgres } from '../helpers/test-db.ts';
 import { readRun, seedAgent } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { insertRun, transition } from '../../src/storage/runs-repo.ts';
-import { awaitTerminal, setBackstopPeriod, watchedRunCount } from '../../src/services/await-run.ts';
+import { awaitTerminal, setBackstopPeriod, watchedRunCount } from '../../src/services/sync/await-run.ts';
 import { callback, permissiveLimiter, platformRunId, sleep, waitForRun, workflowAgent } from './sync-helpers.ts';
 
 const n8n = new N8nFake();

@@ -3,7 +3,7 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { readRun, type AgentOverrides } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers, type N8nWorkflow } from '../fakes/n8n-fake.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
-import { NO_ANSWER_REASON } from '../../src/services/sync-wait.ts';
+import { NO_ANSWER_REASON } from '../../src/services/sync/sync-wait.ts';
 import { callback, expectError, permissiveLimiter, platformRunId, runCount, taskAgent, waitForRun, workflowAgent } from '../sync/sync-helpers.ts';
 
 const n8n = new N8nFake();

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { ApiError, errors } from '../../errors.ts';
-import { receiveRuntimeAlert } from '../../services/alerts.ts';
+import { receiveRuntimeAlert } from '../../services/runs/alerts.ts';
 
 /** Alerts are small; this is far above any real one and far below the JSON ceiling of the other endpoints. */
 const ALERT_BODY_LIMIT = 1024 * 1024;

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/no-nul.ts';
-import { registerRun } from '../../services/register-run.ts';
+import { registerRun } from '../../services/runs/register-run.ts';
 
 const Body = Type.Object(
   {

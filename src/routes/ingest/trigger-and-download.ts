@@ -6,8 +6,8 @@ import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
-import { TimeoutMsSchema } from '../../services/wait-window.ts';
-import { triggerAndDownload } from '../../services/download-run.ts';
+import { TimeoutMsSchema } from '../../services/sync/wait-window.ts';
+import { triggerAndDownload } from '../../services/sync/download-run.ts';
 
 const Body = Type.Object(
   {

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
-import { triggerRun } from '../../services/trigger-run.ts';
+import { triggerRun } from '../../services/runs/trigger-run.ts';
 
 const Body = Type.Object(
   {

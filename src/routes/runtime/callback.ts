@@ -8,8 +8,8 @@ import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/no-nul.ts';
-import { applyCallback, type CallbackError, type CallbackRequest } from '../../services/callback.ts';
-import { outputsCount } from '../../services/run-output.ts';
+import { applyCallback, type CallbackError, type CallbackRequest } from '../../services/runs/callback.ts';
+import { outputsCount } from '../../services/runs/run-output.ts';
 
 // One flat object rather than a oneOf: ajv then names the offending field instead of "must match one schema".
 // The per-type rules (required fields, complete vs failed) are checked in toCallback.

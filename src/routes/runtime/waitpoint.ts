@@ -7,7 +7,7 @@ import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { allowEmptyJsonBody, emptyBodyAsObject } from '../../http/empty-json-body.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
-import { completeWaitpoint } from '../../services/waitpoint.ts';
+import { completeWaitpoint } from '../../services/runs/waitpoint.ts';
 
 const Body = Type.Object(
   {

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../limits/rate-limiter.ts';
-import { resolveForZone } from '../../services/resolve-credentials.ts';
+import { resolveForZone } from '../../services/credentials/resolve-credentials.ts';
 
 export default async function zoneCredentialsRoute(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get(

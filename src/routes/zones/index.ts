@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { enforceRateLimit } from '../../http/rate-limit.ts';
-import { authenticateZoneRequest } from '../../services/zone-auth.ts';
+import { authenticateZoneRequest } from '../../services/zones/zone-auth.ts';
 import zoneRunRoutes from './runs.ts';
 import zoneWaitpointRoute from './waitpoint.ts';
 import zoneCredentialsRoute from './credentials.ts';

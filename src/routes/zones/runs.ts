@@ -8,8 +8,8 @@ import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
-import { TimeoutMsSchema } from '../../services/wait-window.ts';
-import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView } from '../../services/zone-runs.ts';
+import { TimeoutMsSchema } from '../../services/sync/wait-window.ts';
+import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView } from '../../services/zones/zone-runs.ts';
 
 const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
 const StartBody = Type.Object({ input: Input }, { additionalProperties: true });

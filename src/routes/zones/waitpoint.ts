@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
-import { completeWaitpoint } from '../../services/waitpoint.ts';
+import { completeWaitpoint } from '../../services/runs/waitpoint.ts';
 
 const Body = Type.Object(
   { payload: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])) },

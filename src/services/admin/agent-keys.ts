@@ -6,7 +6,7 @@ import type { KeyKind } from '../../lib/secrets.ts';
 import { findAgent } from '../../storage/agents-repo.ts';
 import { updateAgentColumns } from '../../storage/agents-admin-repo.ts';
 import { appendAudit } from '../../storage/audit-repo.ts';
-import { rotatedSecret } from '../agent-secrets.ts';
+import { rotatedSecret } from '../agents/agent-secrets.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents' | 'log'>;
 

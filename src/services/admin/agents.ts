@@ -10,8 +10,8 @@ import { appendAudit, type AuditEntry } from '../../storage/audit-repo.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { findOrg } from '../../storage/orgs-repo.ts';
 import { findRuntime } from '../../storage/runtimes-repo.ts';
-import { newAgentSecrets } from '../agent-secrets.ts';
-import { isoOrNull } from '../run-view.ts';
+import { newAgentSecrets } from '../agents/agent-secrets.ts';
+import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, fieldsSet } from './validate.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents'>;

@@ -1,7 +1,7 @@
 // The audit log, read back for operators (admin-api.md "Runs and audit"), newest first.
 import type { AppContext } from '../../context.ts';
 import { listAudit } from '../../storage/audit-query-repo.ts';
-import { isoOrNull } from '../run-view.ts';
+import { isoOrNull } from '../runs/run-view.ts';
 
 type Ctx = Pick<AppContext, 'db'>;
 

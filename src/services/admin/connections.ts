@@ -20,7 +20,7 @@ import {
   type ConnectionSecretFields,
   type ConnectionType,
 } from '../../storage/connections-admin-repo.ts';
-import { isoOrNull } from '../run-view.ts';
+import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, fieldsSet, isUniqueViolation, isUuid } from './validate.ts';
 import { parseExpiresAt } from './expires-at.ts';
 

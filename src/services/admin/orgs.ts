@@ -5,7 +5,7 @@ import { errors } from '../../errors.ts';
 import { appendAudit } from '../../storage/audit-repo.ts';
 import { deleteMembership, findOrg, insertMembershipOnce, insertOrg, type MemberRole, type OrgRow } from '../../storage/orgs-repo.ts';
 import { findUser } from '../../storage/users-repo.ts';
-import { isoOrNull } from '../run-view.ts';
+import { isoOrNull } from '../runs/run-view.ts';
 import { isUuid } from './validate.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'clock'>;

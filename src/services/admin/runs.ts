@@ -5,7 +5,7 @@ import { errors } from '../../errors.ts';
 import type { RunStatus } from '../../runs/run-states.ts';
 import { findRun } from '../../storage/runs-repo.ts';
 import { listRuns } from '../../storage/runs-query-repo.ts';
-import { toAdminRunView, type AdminRunView } from '../run-view.ts';
+import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
 type Ctx = Pick<AppContext, 'db'>;
 

@@ -13,7 +13,7 @@ import {
   type WebhookActionRow,
   type WebhookOnState,
 } from '../../storage/webhook-actions-repo.ts';
-import { isoOrNull } from '../run-view.ts';
+import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, isUuid } from './validate.ts';
 
 type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets'>;

@@ -1,0 +1,84 @@
+// Seeds the bench's agents straight through SQL, as test/helpers/fixtures.ts does (same columns, same secret
+// helpers), but thousands at a time: one organization, one Trigger.dev runtime and one n8n runtime shared by
+// every agent, multi-row INSERTs of 500 agents each.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../src/storage/db.ts';
+import type { SecretBox } from '../src/lib/secrets.ts';
+import { newAgentSecrets } from '../src/services/agents/agent-secrets.ts';
+import { DOWNLOAD_PATH, ECHO_PATH, TASK, type AgentKeys, type FakeUrls, type Seeded } from './types.ts';
+
+export interface SeedCounts {
+  task: number;
+  wake: number;
+  workflow: number;
+  download: number;
+}
+
+interface AgentSpec {
+  runtimeId: number;
+  target: string;
+  outputKind: 'json' | 'file_download';
+}
+
+const COLUMNS = `org_id, name, managed_by, status, runtime_id, target, allow_external_triggers, allow_webhook_triggers,
+  output_kind, running_timeout_ms, poll_interval_s, default_input, zone_app_url,
+  ingest_key_digest, agent_key_digest, agent_key_enc, webhook_token_digest, webhook_token_enc, zone_secret_enc, credentials_secret_enc`;
+const PER_ROW = 20;
+const BATCH = 500;
+
+async function insertAgents(db: Db, box: SecretBox, orgId: string, spec: AgentSpec, count: number): Promise<AgentKeys[]> {
+  const out: AgentKeys[] = [];
+  for (let done = 0; done < count; done += BATCH) {
+    const n = Math.min(BATCH, count - done);
+    const params: unknown[] = [];
+    const plain: Array<{ ingestKey: string; agentKey: string }> = [];
+    const tuples: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const s = newAgentSecrets(box, false);
+      const c = s.columns;
+      plain.push({ ingestKey: s.plain.ingest_api_key, agentKey: s.plain.agent_api_key });
+      const base = params.length;
+      params.push(
+        orgId, `bench agent ${done + i}`, 'platform', 'active', spec.runtimeId, spec.target, true, false,
+        spec.outputKind, 7_200_000, 60, '{}', null,
+        c.ingest_key_digest, c.agent_key_digest, c.agent_key_enc, c.webhook_token_digest, c.webhook_token_enc, c.zone_secret_enc, c.credentials_secret_enc,
+      );
+      tuples.push(`(${Array.from({ length: PER_ROW }, (_, k) => `$${base + k + 1}${k === 11 ? '::jsonb' : ''}`).join(', ')})`);
+    }
+    const { rows } = await db.query<{ id: number }>(`INSERT INTO agents (${COLUMNS}) VALUES ${tuples.join(', ')} RETURNING id`, params);
+    rows.forEach((r, i) => out.push({ id: r.id, ...plain[i]! }));
+  }
+  return out;
+}
+
+export async function seedAgents(db: Db, box: SecretBox, fakes: FakeUrls, counts: SeedCounts): Promise<Seeded> {
+  const orgId = randomUUID();
+  await db.query('INSERT INTO organizations (id, name) VALUES ($1, $2)', [orgId, 'Bench']);
+  const runtime = async (kind: 'task' | 'workflow', baseUrl: string, apiKey: string) => {
+    const { rows } = await db.query<{ id: number }>(
+      'INSERT INTO runtimes (org_id, name, kind, base_url, api_key_enc) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+      [orgId, `bench ${kind}`, kind, baseUrl, box.seal(apiKey)],
+    );
+    return rows[0]!.id;
+  };
+  const taskRt = await runtime('task', fakes.trigger, fakes.triggerSecret);
+  const flowRt = await runtime('workflow', fakes.n8n, fakes.n8nApiKey);
+  const task = { runtimeId: taskRt, target: TASK, outputKind: 'json' as const };
+  return {
+    task: await insertAgents(db, box, orgId, task, counts.task),
+    wake: await insertAgents(db, box, orgId, task, counts.wake),
+    workflow: await insertAgents(db, box, orgId, { runtimeId: flowRt, target: ECHO_PATH, outputKind: 'json' }, counts.workflow),
+    download: await insertAgents(db, box, orgId, { runtimeId: flowRt, target: DOWNLOAD_PATH, outputKind: 'file_download' }, counts.download),
+    hammer: (await insertAgents(db, box, orgId, task, 1))[0]!,
+  };
+}
+
+/** One `running` run per agent (what a task that has called back `started` looks like), for /callback. */
+export async function seedRunningRuns(db: Db, agentIds: number[]): Promise<Array<{ runId: number; agentId: number }>> {
+  const { rows } = await db.query<{ id: number; agent_id: number }>(
+    `INSERT INTO runs (agent_id, status, source, created_at, started_at, updated_at)
+     SELECT a, 'running', 'bench', now(), now(), now() FROM unnest($1::bigint[]) AS a RETURNING id, agent_id`,
+    [agentIds],
+  );
+  return rows.map((r) => ({ runId: r.id, agentId: r.agent_id }));
+}

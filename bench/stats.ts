@@ -1,0 +1,41 @@
+// Percentiles and formatting.
+import type { LatencySummary } from './types.ts';
+
+/** A growable array of latency samples (ms). */
+export class Samples {
+  #data = new Float64Array(1 << 14);
+  #n = 0;
+
+  push(v: number): void {
+    if (this.#n === this.#data.length) {
+      const bigger = new Float64Array(this.#data.length * 2);
+      bigger.set(this.#data);
+      this.#data = bigger;
+    }
+    this.#data[this.#n++] = v;
+  }
+
+  get length(): number {
+    return this.#n;
+  }
+
+  values(): Float64Array {
+    return this.#data.slice(0, this.#n);
+  }
+}
+
+export function summarize(values: Float64Array | number[]): LatencySummary {
+  const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  if (n === 0) return { n: 0, p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN };
+  const at = (q: number) => sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!;
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return { n, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[n - 1]!, mean: sum / n };
+}
+
+export const ms = (v: number, digits = 2): string => `${v.toFixed(digits)} ms`;
+export const mib = (bytes: number, digits = 1): string => `${(bytes / 1024 / 1024).toFixed(digits)} MiB`;
+export const kib = (bytes: number, digits = 1): string => `${(bytes / 1024).toFixed(digits)} KiB`;
+export const pct = (ratio: number): string => `${(ratio * 100).toFixed(1)}%`;
+export const rps = (v: number): string => `${Math.round(v).toLocaleString('en-US')} req/s`;

@@ -1,0 +1,97 @@
+// Shapes and names shared by the orchestrator and its child processes.
+
+/** The Trigger.dev task and n8n webhook paths the seeded agents target. */
+export const TASK = 'bench-task';
+export const ECHO_PATH = 'bench-echo';
+export const DOWNLOAD_PATH = 'bench-download';
+
+/** One HTTP request the load generator can send. */
+export interface ReqSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface ThroughputJob {
+  origin: string;
+  /** Sent round-robin, one global counter across all connections. */
+  requests: ReqSpec[];
+  connections: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+export interface LatencySummary {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export interface ThroughputResult {
+  requests: number;
+  rps: number;
+  latency: LatencySummary;
+  /** Status code (or 'error') → count, measured window only. */
+  statuses: Record<string, number>;
+  /** The load generator's CPU use during the window, in cores (1 = one core saturated). */
+  clientCpu: number;
+  /** Every measured latency (ms), so several windows can be merged before taking percentiles. */
+  samples: Float64Array;
+}
+
+/** What the service host measured about itself over one window. */
+export interface HostProfile {
+  wallMs: number;
+  cpuMs: number;
+  /** Event loop utilisation 0..1. */
+  elu: number;
+  queries: Array<{ sql: string; count: number; totalMs: number }>;
+  invokes: { count: number; totalMs: number };
+}
+
+export interface MemorySample {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  /** Taken after forced full collections (the host was started with --expose-gc). */
+  collected: boolean;
+}
+
+export interface AgentKeys {
+  id: number;
+  ingestKey: string;
+  agentKey: string;
+}
+
+export interface Seeded {
+  /** Trigger.dev agents: /trigger, /callback, held waits. */
+  task: AgentKeys[];
+  /** Trigger.dev agents reserved for the callback-to-wake runs. */
+  wake: AgentKeys[];
+  /** n8n agents answering at once (trigger-and-wait latency). */
+  workflow: AgentKeys[];
+  /** n8n agents with output_kind file_download. */
+  download: AgentKeys[];
+  /** One Trigger.dev agent hammered past its limit. */
+  hammer: AgentKeys;
+}
+
+export interface FakeUrls {
+  trigger: string;
+  triggerSecret: string;
+  n8n: string;
+  n8nApiKey: string;
+}
+
+/** A wake-up test item: the held request's key and the request that should end it. */
+export interface WakeItem {
+  key: string;
+  wake: ReqSpec;
+  /** Ask the orchestrator to prepare this run (complete it in the fake) before the wake request is sent. */
+  prepare?: boolean;
+}

@@ -1,0 +1,48 @@
+// Wakes synchronous waits when a run changes. A transition on this instance wakes local waiters at once; one on
+// another instance arrives through the NOTIFY the runs repository sends in the same statement as the write.
+// Waiters still re-check the database periodically, so a lost notification only adds latency.
+import type { Db } from '../../storage/db.ts';
+import { RUN_EVENTS_CHANNEL } from '../../storage/runs-repo.ts';
+import type { RunStatus } from '../../runs/run-states.ts';
+
+type Listener = (status: RunStatus) => void;
+
+export class RunWatch {
+  private readonly listeners = new Map<number, Set<Listener>>();
+  private stopListening: (() => Promise<void>) | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  async start(): Promise<void> {
+    this.stopListening = await this.db.listen(RUN_EVENTS_CHANNEL, (payload) => {
+      const sep = payload.indexOf(':');
+      this.publish(Number(payload.slice(0, sep)), payload.slice(sep + 1) as RunStatus);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.stopListening?.();
+  }
+
+  /** Called after a write on this instance (and for every NOTIFY). Cheap when nobody waits for the run. */
+  publish(runId: number, status: RunStatus): void {
+    const set = this.listeners.get(runId);
+    if (!set) return;
+    for (const listener of set) listener(status);
+  }
+
+  /** Returns an unsubscribe function. */
+  watch(runId: number, listener: Listener): () => void {
+    let set = this.listeners.get(runId);
+    if (!set) this.listeners.set(runId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(runId);
+    };
+  }
+
+  get watchedRuns(): number {
+    return this.listeners.size;
+  }
+}

@@ -1,0 +1,87 @@
+// Start a run and hold the caller until it ends or the wait window closes (spec 4.2, 4.7, 8.3). Shared by
+// trigger-and-wait, webhook-and-wait and the zone equivalents; each maps the outcome to its own responses.
+//
+// decisions.md "the wait window", per runtime kind (told apart by whether invoke() holds a call open):
+// - workflow (held call): at the window's end a run still `queued` has shown no sign of life (no answer, no
+//   callback): it is failed (504) in one guarded write, so a late answer becomes a no-op; a run that called back
+//   (`running`/`waiting`) is 202 and its held call goes on in the background, bounded by the running timeout.
+// - task: never 504. The run is polled while the caller waits; at the window's end it is 202.
+import type { AppContext } from '../../context.ts';
+import { transition, type RunRow } from '../../storage/runs-repo.ts';
+import { isTerminal } from '../../runs/run-states.ts';
+import { abortHeldCall, startRun, type StartRunArgs } from '../runs/start-run.ts';
+import { awaitTerminal } from './await-run.ts';
+import { pollTaskWhileWaiting, withTaskReturnValue } from './task-wait.ts';
+
+export type SyncOutcome =
+  /** Terminal within the window (any terminal status). */
+  | { kind: 'finished'; run: RunRow }
+  /** The window elapsed; the run continues. */
+  | { kind: 'timed_out'; run: RunRow }
+  /** Workflow runtime, no sign of life within the window: the run is now `failed`. */
+  | { kind: 'no_answer'; run: RunRow }
+  /** The runtime could not be invoked; the run is already `failed` with `reason`. */
+  | { kind: 'not_started'; run: RunRow; reason: string }
+  /** The caller went away first. Nothing was written: the run goes on as if triggered asynchronously. */
+  | { kind: 'caller_gone'; runId: number };
+
+export interface SyncWaitOptions {
+  windowMs: number;
+  /** Fires when the caller disconnects; it ends the wait, never the run. */
+  signal?: AbortSignal;
+}
+
+/** The reason stored on a run failed by a missed window (spec part 3). */
+export const NO_ANSWER_REASON = 'the runtime did not respond within the wait window';
+
+export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: SyncWaitOptions): Promise<SyncOutcome> {
+  // The window starts with the request, so invoking the runtime is inside it.
+  const deadline = Date.now() + opts.windowMs;
+  const started = await startRun(ctx, args);
+  if (!started.ok) return { kind: 'not_started', run: started.run, reason: started.reason };
+  const { run, invoked, prepared } = started;
+
+  if (invoked.answer === undefined) {
+    // Task runtime: poll while waiting; the callback, the background poller or an alert may also end it.
+    const stopPolling = new AbortController();
+    const poll = pollTaskWhileWaiting(
+      ctx,
+      { run, runningTimeoutMs: args.agent.running_timeout_ms, prepared, externalRunId: invoked.externalRunId },
+      stopPolling.signal,
+    );
+    let res;
+    try {
+      res = await awaitTerminal(ctx, run.id, { deadline, signal: opts.signal });
+    } finally {
+      stopPolling.abort();
+    }
+    if (res.kind === 'aborted') return { kind: 'caller_gone', runId: run.id };
+    if (res.kind === 'not_found') throw new Error(`run ${run.id} vanished while waited for`);
+    if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
+    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, prepared, res.run, deadline, invoked.externalRunId);
+    return { kind: 'finished', run: finished };
+  }
+
+  const res = await awaitTerminal(ctx, run.id, { deadline, signal: opts.signal });
+  if (res.kind === 'aborted') return { kind: 'caller_gone', runId: run.id };
+  if (res.kind === 'not_found') throw new Error(`run ${run.id} vanished while waited for`);
+  if (res.kind === 'terminal') return { kind: 'finished', run: res.run };
+  // Handed back at shutdown, the window did not elapse: the run's silence proves nothing yet.
+  if (res.run.status !== 'queued' || res.handedBack) return { kind: 'timed_out', run: res.run };
+  return failSilentWorkflowRun(ctx, run.id);
+}
+
+/** Spec part 3 / decisions.md: fails the run only if it is still queued at this instant (one guarded write). */
+async function failSilentWorkflowRun(ctx: AppContext, runId: number): Promise<SyncOutcome> {
+  const result = await transition(ctx.db, runId, 'no_sign_of_life', 'failed', ctx.clock.now(), { error: NO_ANSWER_REASON });
+  if (result.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
+  if (result.kind === 'applied') {
+    ctx.runWatch.publish(runId, result.run.status);
+    // The held call would be ended by the terminal wake-up anyway; ending it here frees the socket at once.
+    abortHeldCall(ctx, runId, 'window');
+    ctx.log.warn({ runId }, 'workflow runtime showed no sign of life within the wait window; run failed');
+    return { kind: 'no_answer', run: result.run };
+  }
+  // Refused: between the deadline read and this write the run called back (goes on) or ended (answer it).
+  return isTerminal(result.run.status) ? { kind: 'finished', run: result.run } : { kind: 'timed_out', run: result.run };
+}

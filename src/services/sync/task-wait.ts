@@ -1,0 +1,108 @@
+// Task runtimes while a synchronous caller waits (spec 4.2 "Task runtime").
+//
+// The background poller checks a run once per poll interval (60 s by default), which would turn most sync waits
+// into 202s. While a caller waits, the run is therefore polled here too, with a short backoff (0.5 s doubling to
+// 5 s), and what it learns is applied by the poller's own rules (poll-run.ts), through the same guarded
+// transitions (first terminal write wins).
+//
+// Spec 4.2: the 200's output_data is the task's return value, never what callbacks reported. When a callback (or
+// anything else) completed the run first, the return value is read from the runtime once it is final there and,
+// if it differs, stored over the reported output (status and timestamps are left alone), so the stored run and
+// the response agree.
+import { isDeepStrictEqual } from 'node:util';
+import type { AppContext } from '../../context.ts';
+import { findRun, replaceCompletedOutput, type RunRow } from '../../storage/runs-repo.ts';
+import type { RemoteStatus } from '../../runtimes/runtime-adapter.ts';
+import { outputsOf } from '../runs/run-output.ts';
+import { stripNul } from '../../webhooks/strip-nul.ts';
+import type { PreparedRun } from '../runs/start-run.ts';
+import { applyRemoteStatus } from '../runs/poll-run.ts';
+
+const POLL_DELAYS_MS = [500, 1_000, 2_000, 4_000, 5_000];
+
+export interface TaskPoll {
+  /** True once this poll wrote the terminal state itself (its output is then the return value already). */
+  appliedFromRuntime(): boolean;
+}
+
+/** Polls the runtime until `stop` fires or the run is terminal there. Never throws. */
+export function pollTaskWhileWaiting(
+  ctx: AppContext,
+  p: { run: RunRow; runningTimeoutMs: number; prepared: Pick<PreparedRun, 'runtime' | 'adapter'>; externalRunId: string | null },
+  stop: AbortSignal,
+): TaskPoll {
+  let applied = false;
+  let attempt = 0;
+  let timer: NodeJS.Timeout | null = null;
+  stop.addEventListener('abort', () => timer && clearTimeout(timer), { once: true });
+
+  const next = (): void => {
+    if (stop.aborted || !p.externalRunId) return;
+    timer = setTimeout(() => void once(), POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]);
+    timer.unref();
+  };
+  const once = async (): Promise<void> => {
+    timer = null;
+    if (stop.aborted) return;
+    try {
+      const res = await p.prepared.adapter.fetchStatus(p.prepared.runtime, p.externalRunId!);
+      if (stop.aborted) return;
+      if (res.ok) {
+        // jsonb cannot hold U+0000: the stored copy makes it visible instead of failing the write.
+        const remote = { ...res.value, output: stripNul(res.value.output), error: stripNul(res.value.error) };
+        const outcome = await applyRemoteStatus(ctx, { run: p.run, runtimeId: p.prepared.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, remote);
+        if ('result' in outcome && outcome.result.kind === 'applied') {
+          // Marked before the wake-up is published, so the waiter never sees the run terminal without the flag.
+          applied = outcome.kind === 'terminal';
+          ctx.runWatch.publish(p.run.id, outcome.result.run.status);
+        }
+        if (isFinal(res.value)) return; // terminal there: nothing more to learn
+      }
+      // A failed status read (replica lag right after the trigger, a blip) is simply tried again.
+    } catch (err) {
+      ctx.log.warn({ err, runId: p.run.id }, 'polling a waited-for task run failed');
+    }
+    next();
+  };
+  next();
+  return { appliedFromRuntime: () => applied };
+}
+
+/**
+ * A completed task run as spec 4.2's 200 shows it: output_data is the runtime's return value. Reads it (retrying
+ * briefly while the runtime has not finished yet, up to the deadline), stores it when it differs from what was
+ * stored, and returns the row. Any trouble reaching the runtime leaves the stored row as it is.
+ */
+export async function withTaskReturnValue(
+  ctx: AppContext,
+  prepared: Pick<PreparedRun, 'runtime' | 'adapter'>,
+  run: RunRow,
+  deadline: number,
+  externalRunId: string | null,
+): Promise<RunRow> {
+  const ext = run.external_run_id ?? externalRunId;
+  if (run.status !== 'completed' || !ext) return run;
+  for (let attempt = 0; ; attempt++) {
+    const res = await prepared.adapter.fetchStatus(prepared.runtime, ext).catch(() => null);
+    if (res?.ok && res.value.status === 'completed') {
+      const output = stripNul(res.value.output); // as it can be stored
+      if (isDeepStrictEqual(output, run.output_data ?? null)) return run;
+      try {
+        const updated = await replaceCompletedOutput(ctx.db, run.id, output, outputsOf(output), ctx.clock.now());
+        return updated ?? (await findRun(ctx.db, run.id)) ?? run;
+      } catch (err) {
+        ctx.log.warn({ err, runId: run.id }, 'could not store the task return value');
+        return run;
+      }
+    }
+    // Failed or cancelled there: our first terminal write stands, and so does its output.
+    if (res?.ok && isFinal(res.value)) return run;
+    const wait = Math.min(250 * 2 ** attempt, 2_000);
+    if (Date.now() + wait > deadline) return run;
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+function isFinal(remote: RemoteStatus): boolean {
+  return remote.status === 'completed' || remote.status === 'failed' || remote.status === 'cancelled';
+}
