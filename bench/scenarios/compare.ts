@@ -1,0 +1,122 @@
+// Fixed-duration throughput of the service against its baseline: a warm-up for each, then alternating measured
+// windows (baseline, service, baseline, service) so drift on a noisy machine hits both sides alike.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Harness, Instance } from '../harness.ts';
+import { summarize } from '../stats.ts';
+import type { HostProfile, LatencySummary, ReqSpec, ThroughputJob, ThroughputResult } from '../types.ts';
+
+export interface Side {
+  inst: Instance;
+  origin: string;
+  requests: ReqSpec[];
+}
+
+export interface SideResult {
+  requests: number;
+  rps: number;
+  latency: LatencySummary;
+  statuses: Record<string, number>;
+  clientCpu: number;
+  /** Service-host CPU per request (ms) and DB statements per request, from the host's own profile. */
+  cpuMsPerReq: number;
+  elu: number;
+  queries: Array<{ sql: string; perReq: number; avgMs: number }>;
+  invokeAvgMs: number;
+}
+
+export const TIMING = { connections: 32, preWarmMs: 2_000, warmupMs: 1_000, sliceMs: 4_000, slices: 2 };
+
+async function measure(h: Harness, side: Side, warmupMs: number, durationMs: number): Promise<{ r: ThroughputResult; p: HostProfile }> {
+  const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs };
+  const { result, profile } = await h.profile(side.inst, () => h.call<ThroughputResult>(h.load, 'throughput', job));
+  return { r: result, p: profile };
+}
+
+function combine(parts: Array<{ r: ThroughputResult; p: HostProfile }>): SideResult {
+  const requests = parts.reduce((s, x) => s + x.r.requests, 0);
+  const seconds = parts.length * (TIMING.sliceMs / 1000);
+  const samples = new Float64Array(requests);
+  let off = 0;
+  const statuses: Record<string, number> = {};
+  const queries = new Map<string, { count: number; totalMs: number }>();
+  let cpuMs = 0;
+  let elu = 0;
+  let invokes = 0;
+  let invokeMs = 0;
+  for (const { r, p } of parts) {
+    samples.set(r.samples, off);
+    off += r.samples.length;
+    for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+    // The host's profile window includes the warm-up second: scale its costs by the measured share of requests.
+    cpuMs += p.cpuMs;
+    elu += p.elu / parts.length;
+    invokes += p.invokes.count;
+    invokeMs += p.invokes.totalMs;
+    for (const q of p.queries) {
+      const e = queries.get(q.sql) ?? { count: 0, totalMs: 0 };
+      e.count += q.count;
+      e.totalMs += q.totalMs;
+      queries.set(q.sql, e);
+    }
+  }
+  const handled = Math.max(1, parts.reduce((s, x) => s + x.r.requests * (1 + TIMING.warmupMs / TIMING.sliceMs), 0));
+  return {
+    requests,
+    rps: requests / seconds,
+    latency: summarize(samples),
+    statuses,
+    clientCpu: parts.reduce((s, x) => s + x.r.clientCpu, 0) / parts.length,
+    cpuMsPerReq: cpuMs / handled,
+    elu,
+    queries: [...queries]
+      .map(([sql, e]) => ({ sql, perReq: e.count / handled, avgMs: e.totalMs / Math.max(1, e.count) }))
+      .filter((q) => q.perReq >= 0.01)
+      .sort((a, b) => b.perReq * b.avgMs - a.perReq * a.avgMs),
+    invokeAvgMs: invokes ? invokeMs / invokes : 0,
+  };
+}
+
+export async function compareThroughput(h: Harness, service: Side, baseline: Side, label: string): Promise<{ service: SideResult; baseline: SideResult }> {
+  await measure(h, baseline, 0, TIMING.preWarmMs);
+  await measure(h, service, 0, TIMING.preWarmMs);
+  // BENCH_CPU_PROF=<dir>: one extra service window under the V8 profiler, written as <dir>/<label>.cpuprofile.
+  const profDir = process.env.BENCH_CPU_PROF;
+  if (profDir) {
+    await mkdir(profDir, { recursive: true });
+    await h.call(service.inst.host, 'cpuProfileStart');
+    await measure(h, service, 0, TIMING.sliceMs);
+    await h.call(service.inst.host, 'cpuProfileStop', path.resolve(profDir, `${label.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`));
+  }
+  const b: Array<{ r: ThroughputResult; p: HostProfile }> = [];
+  const s: Array<{ r: ThroughputResult; p: HostProfile }> = [];
+  for (let i = 0; i < TIMING.slices; i++) {
+    b.push(await measure(h, baseline, TIMING.warmupMs, TIMING.sliceMs));
+    s.push(await measure(h, service, TIMING.warmupMs, TIMING.sliceMs));
+  }
+  return { service: combine(s), baseline: combine(b) };
+}
+
+/** One line per side: where a request's time goes in the service host. */
+export function costLines(label: string, r: SideResult): string[] {
+  const q = r.queries.map((x) => `${x.perReq.toFixed(2)}× "${x.sql}" (avg ${x.avgMs.toFixed(2)} ms)`).join('; ');
+  return [
+    `${label}: ${r.cpuMsPerReq.toFixed(3)} ms host CPU/request, event loop ${(r.elu * 100).toFixed(0)}% busy, ` +
+      `load generator ${(r.clientCpu * 100).toFixed(0)}% of a core${r.clientCpu > 0.9 ? ' (SATURATED: the figure is a floor)' : ''}` +
+      (r.invokeAvgMs ? `, runtime invoke avg ${r.invokeAvgMs.toFixed(2)} ms` : ''),
+    `${label} DB statements per request: ${q || 'none'}`,
+  ];
+}
+
+export function statusLine(r: SideResult): string {
+  return Object.entries(r.statuses).map(([k, v]) => `${k}×${v}`).join(', ');
+}
+
+/** DB statements per operation from a host profile covering `ops` operations. */
+export function statementsPerOp(p: HostProfile, ops: number): string {
+  const parts = p.queries
+    .filter((q) => q.count / ops >= 0.05)
+    .map((q) => `${(q.count / ops).toFixed(2)}× "${q.sql}" (avg ${(q.totalMs / q.count).toFixed(2)} ms)`);
+  const invoke = p.invokes.count ? `; runtime invoke ${(p.invokes.count / ops).toFixed(2)}× (avg ${(p.invokes.totalMs / p.invokes.count).toFixed(2)} ms)` : '';
+  return `${(p.cpuMs / ops).toFixed(3)} ms host CPU each; ${parts.join('; ') || 'no statements'}${invoke}`;
+}

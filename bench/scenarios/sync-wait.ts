@@ -1,0 +1,117 @@
+// trigger-and-wait: the latency it adds over calling the runtime directly, and how fast a held wait wakes once
+// the run's callback lands, on the same instance and on another one through PostgreSQL.
+import type { Harness, Instance } from '../harness.ts';
+import { routeAvailable, waitFor } from '../harness.ts';
+import type { Report } from '../report.ts';
+import { ms } from '../stats.ts';
+import { ECHO_PATH, type LatencySummary, type ReqSpec, type WakeItem } from '../types.ts';
+import { statementsPerOp } from './compare.ts';
+
+const json = (auth: string): Record<string, string> => ({ authorization: `Bearer ${auth}`, 'content-type': 'application/json' });
+const SEQUENTIAL = { warmup: 100, n: 2_000 };
+const WAITS = 1_000;
+/** What the task returns and reports in its final callback (equal, so the service stores nothing twice). */
+const FINAL_OUTPUT = { answer: 42, outputs: 1 };
+
+export async function syncWaitAddedLatency(h: Harness, r: Report): Promise<void> {
+  const name = 'trigger-and-wait added latency';
+  if (!(await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger-and-wait'))) {
+    return r.skipped(name, 'trigger-and-wait not available', 'p50 ≤ 2 ms, p99 ≤ 10 ms');
+  }
+  const body = JSON.stringify({ input: { bench: true } });
+  // 5/min per agent: the sequential requests, round-robin over the n8n agents, stay under it.
+  const svc: ReqSpec[] = h.seeded.workflow.map((a) => ({ method: 'POST', path: `/api/agents/${a.id}/runs/trigger-and-wait`, headers: json(a.ingestKey), body }));
+  const direct: ReqSpec[] = [{ method: 'POST', path: `/webhook/${ECHO_PATH}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId: 1, input: { bench: true } }) }];
+  await h.call(h.fakes, 'reset');
+  const { result: res, profile } = await h.profile(h.primary, () =>
+    h.call<{ a: LatencySummary; b: LatencySummary; statuses: Record<string, number> }>(h.load, 'sequentialAB', {
+      a: { origin: h.primary.service, requests: svc },
+      b: { origin: h.fakeUrls.n8n, requests: direct },
+      ...SEQUENTIAL,
+    }),
+  );
+  const p50 = res.a.p50 - res.b.p50;
+  const p99 = res.a.p99 - res.b.p99;
+  // Only 200s (the run completed within the window) count as the figure the target is about.
+  const ok = res.statuses['a 200'] === SEQUENTIAL.n;
+  const flag = ok ? '' : ' (not all 200)';
+  r.add({ name: `${name}, p50 (n8n answering at once)`, service: `+${ms(p50)} (${ms(res.a.p50)})${flag}`, baseline: `direct ${ms(res.b.p50)}`, target: '≤ 2 ms', verdict: ok && p50 <= 2 ? 'PASS' : 'MISS' });
+  r.add({ name: `${name}, p99`, service: `+${ms(p99)} (${ms(res.a.p99)})${flag}`, baseline: `direct ${ms(res.b.p99)}`, target: '≤ 10 ms', verdict: ok && p99 <= 10 ? 'PASS' : 'MISS' });
+  r.note(`trigger-and-wait: ${SEQUENTIAL.n} sequential calls alternating with direct n8n-fake calls; statuses ${JSON.stringify(res.statuses)} (a = service, b = direct)`);
+  r.note(`trigger-and-wait per call: ${statementsPerOp(profile, SEQUENTIAL.warmup + SEQUENTIAL.n)}`);
+}
+
+interface WakeResult {
+  latency: LatencySummary;
+  woken: number;
+  early: number;
+  late: number;
+  failures: Record<string, number>;
+}
+
+async function heldCount(h: Harness, inst: Instance, which: 'watchedRuns' | 'baselineHeld'): Promise<number> {
+  return (await h.call<{ watchedRuns: number; baselineHeld: number }>(inst.host, 'held'))[which];
+}
+
+/** The bare-Fastify floor: a held request answered when another request names it (locally or via NOTIFY). */
+async function baselineWake(h: Harness, holdAt: Instance, wakeAt: Instance, viaPg: boolean): Promise<WakeResult> {
+  const keys = Array.from({ length: WAITS }, (_, i) => `k${i}`);
+  const before = await heldCount(h, holdAt, 'baselineHeld');
+  h.wakePlan = async () => {
+    await waitFor(`${WAITS} held baseline requests`, async () => (await heldCount(h, holdAt, 'baselineHeld')) - before >= WAITS, 30_000);
+    const items: WakeItem[] = keys.map((key) => ({ key, wake: { method: 'POST', path: `/${viaPg ? 'wake-pg' : 'wake'}/${key}`, headers: {} } }));
+    return { origin: wakeAt.baseline, items };
+  };
+  return h.call<WakeResult>(h.load, 'wake', { origin: holdAt.baseline, holds: keys.map((k) => ({ method: 'POST', path: `/hold/${k}`, headers: {} })), keyField: 'key' });
+}
+
+/** Service: WAITS trigger-and-wait calls held on `holdAt`, then their runs' final callbacks sent to `wakeAt`. */
+async function serviceWake(h: Harness, holdAt: Instance, wakeAt: Instance): Promise<WakeResult> {
+  const agents = h.seeded.wake.slice(0, WAITS);
+  const keyOf = new Map(agents.map((a) => [a.id, a.agentKey]));
+  const afterId = await h.call<number>(h.primary.host, 'maxRunId');
+  const before = await heldCount(h, holdAt, 'watchedRuns');
+  await h.call(h.fakes, 'reset');
+  h.wakePlan = async () => {
+    await waitFor(`${WAITS} held waits`, async () => (await heldCount(h, holdAt, 'watchedRuns')) - before >= WAITS, 60_000, 100);
+    const runs = await h.call<Array<{ runId: number; agentId: number }>>(h.primary.host, 'queuedRuns', { agentIds: agents.map((a) => a.id), afterId });
+    const body = JSON.stringify({ type: 'output', output: FINAL_OUTPUT, outputs: 1, complete: true });
+    const items: WakeItem[] = runs.map((x) => ({
+      key: String(x.runId),
+      prepare: true,
+      wake: { method: 'POST', path: `/api/runs/${x.runId}/callback`, headers: json(keyOf.get(x.agentId)!), body },
+    }));
+    return { origin: wakeAt.service, items };
+  };
+  // The task returns before (or as) it reports completion, so its return value is final in Trigger.dev first.
+  h.prepare = async (key) => {
+    await h.call(h.fakes, 'completeTask', { platformRunId: Number(key), output: FINAL_OUTPUT });
+  };
+  const body = JSON.stringify({ input: { bench: true }, timeoutMs: 120_000 });
+  const holds: ReqSpec[] = agents.map((a) => ({ method: 'POST', path: `/api/agents/${a.id}/runs/trigger-and-wait`, headers: json(a.ingestKey), body }));
+  return h.call<WakeResult>(h.load, 'wake', { origin: holdAt.service, holds, keyField: 'runId' });
+}
+
+function wakeFigure(r: Report, name: string, s: WakeResult, b: WakeResult, maxP99: number): void {
+  r.add({ name: `${name}, p99`, service: ms(s.latency.p99), baseline: ms(b.latency.p99), target: `≤ ${maxP99} ms`, verdict: s.woken === WAITS && s.latency.p99 <= maxP99 && Object.keys(s.failures).length === 0 ? 'PASS' : 'MISS' });
+  r.add({ name: `${name}, p50`, service: ms(s.latency.p50), baseline: ms(b.latency.p50), verdict: 'INFO' });
+  r.note(
+    `${name}: ${s.woken} woken (max ${ms(s.latency.max)}), ${s.early} answered before their callback, ${s.late} not woken within 10 s` +
+      `${Object.keys(s.failures).length ? `, failures ${JSON.stringify(s.failures)}` : ''}; baseline ${b.woken} woken`,
+  );
+}
+
+export async function callbackToWake(h: Harness, r: Report): Promise<void> {
+  const name = `callback-to-wake, ${WAITS.toLocaleString('en-US')} waits held, same instance`;
+  const ok =
+    (await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger-and-wait')) &&
+    (await routeAvailable(h.primary.service, 'POST', '/api/runs/1/callback'));
+  if (!ok) return r.skipped(name, 'trigger-and-wait or /callback not available', '≤ 5 ms');
+  const local = await h.profile(h.primary, () => serviceWake(h, h.primary, h.primary));
+  wakeFigure(r, name, local.result, await baselineWake(h, h.primary, h.primary, false), 5);
+  r.note(`same-instance, whole life of each waited run (trigger-and-wait under a burst of ${WAITS}, status polls while held, callback, answer): ${statementsPerOp(local.profile, WAITS)}`);
+
+  const name2 = `callback-to-wake, ${WAITS.toLocaleString('en-US')} waits held, other instance via PostgreSQL`;
+  if (!h.secondary) return r.skipped(name2, 'needs BENCH_DATABASE_URL (PostgreSQL)', '≤ 10 ms');
+  wakeFigure(r, name2, await serviceWake(h, h.secondary, h.primary), await baselineWake(h, h.secondary, h.primary, true), 10);
+}

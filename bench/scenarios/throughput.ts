@@ -1,0 +1,65 @@
+// /trigger, /callback and 429 throughput against their bare-Fastify baselines.
+import type { Harness } from '../harness.ts';
+import { routeAvailable } from '../harness.ts';
+import type { Report } from '../report.ts';
+import { ms, pct, rps } from '../stats.ts';
+import type { ReqSpec } from '../types.ts';
+import { compareThroughput, costLines, statusLine, type SideResult } from './compare.ts';
+
+const json = (auth: string): Record<string, string> => ({ authorization: `Bearer ${auth}`, 'content-type': 'application/json' });
+
+/** A throughput ratio counts only if the service answered what the endpoint should (else it is a MISS). */
+function ratioFigure(r: Report, name: string, s: SideResult, b: SideResult, min: number, expect: string): void {
+  const ratio = s.rps / b.rps;
+  const right = (s.statuses[expect] ?? 0) / Math.max(1, s.requests);
+  const wrong = right < 0.99 ? ` (only ${pct(right)} ${expect})` : '';
+  r.add({ name, service: `${rps(s.rps)}${wrong}`, baseline: rps(b.rps), ratio: pct(ratio), target: `≥ ${pct(min)}`, verdict: ratio >= min && !wrong ? 'PASS' : 'MISS' });
+}
+
+export async function triggerThroughput(h: Harness, r: Report): Promise<void> {
+  const name = '/trigger throughput, 5,000 agents';
+  if (!(await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger'))) return r.skipped(name, '/trigger not available', '≥ 70%');
+  const body = JSON.stringify({ input: { bench: true } });
+  const svc: ReqSpec[] = h.seeded.task.map((a) => ({ method: 'POST', path: `/api/agents/${a.id}/runs/trigger`, headers: json(a.ingestKey), body }));
+  const base: ReqSpec[] = h.seeded.task.map((a) => ({ method: 'POST', path: `/trigger/${a.id}`, headers: json(a.ingestKey), body }));
+  await h.call(h.fakes, 'autoPrune', true);
+  const res = await compareThroughput(h, { inst: h.primary, origin: h.primary.service, requests: svc }, { inst: h.primary, origin: h.primary.baseline, requests: base }, 'trigger');
+  await h.call(h.fakes, 'autoPrune', false);
+  ratioFigure(r, name, res.service, res.baseline, 0.7, '201');
+  r.add({ name: '/trigger p99 latency (32 connections)', service: ms(res.service.latency.p99), baseline: ms(res.baseline.latency.p99), verdict: 'INFO' });
+  r.note(`/trigger statuses — service: ${statusLine(res.service)}; baseline: ${statusLine(res.baseline)}`);
+  for (const l of [...costLines('/trigger service', res.service), ...costLines('/trigger baseline', res.baseline)]) r.note(l);
+}
+
+export async function callbackThroughput(h: Harness, r: Report): Promise<void> {
+  const name = '/callback throughput (output updates)';
+  if (!(await routeAvailable(h.primary.service, 'POST', '/api/runs/1/callback'))) return r.skipped(name, '/callback not available', '≥ 70%');
+  // One running run per agent, intermediate `output` updates round-robin: no agent nears its 20/min.
+  const runs = await h.call<Array<{ runId: number; agentId: number }>>(h.primary.host, 'seedRunningRuns', h.seeded.task.map((a) => a.id));
+  const keyOf = new Map(h.seeded.task.map((a) => [a.id, a.agentKey]));
+  const body = JSON.stringify({ type: 'output', output: { step: 1, note: 'intermediate' }, outputs: 1 });
+  const svc: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/api/runs/${x.runId}/callback`, headers: json(keyOf.get(x.agentId)!), body }));
+  const base: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/callback/${x.runId}`, headers: json(keyOf.get(x.agentId)!), body }));
+  const res = await compareThroughput(h, { inst: h.primary, origin: h.primary.service, requests: svc }, { inst: h.primary, origin: h.primary.baseline, requests: base }, 'callback');
+  ratioFigure(r, name, res.service, res.baseline, 0.7, '200');
+  r.add({ name: '/callback p99 latency (32 connections)', service: ms(res.service.latency.p99), baseline: ms(res.baseline.latency.p99), verdict: 'INFO' });
+  r.note(`/callback statuses — service: ${statusLine(res.service)}; baseline: ${statusLine(res.baseline)}`);
+  for (const l of [...costLines('/callback service', res.service), ...costLines('/callback baseline', res.baseline)]) r.note(l);
+}
+
+export async function rateLimitedThroughput(h: Harness, r: Report): Promise<void> {
+  const name = '429s: one agent far over its limit';
+  if (!(await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger'))) return r.skipped(name, '/trigger not available', '≥ 50%');
+  const a = h.seeded.hammer;
+  const body = JSON.stringify({ input: { bench: true } });
+  const svc: ReqSpec[] = [{ method: 'POST', path: `/api/agents/${a.id}/runs/trigger`, headers: json(a.ingestKey), body }];
+  const base: ReqSpec[] = [{ method: 'POST', path: '/hello', headers: json(a.ingestKey), body }];
+  // Spend the agent's 20 for this minute first (the pre-warm window does too; a new minute re-admits 20).
+  for (let i = 0; i < 25; i++) await fetch(h.primary.service + svc[0]!.path, { method: 'POST', headers: svc[0]!.headers, body });
+  await h.call(h.fakes, 'autoPrune', true);
+  const res = await compareThroughput(h, { inst: h.primary, origin: h.primary.service, requests: svc }, { inst: h.primary, origin: h.primary.baseline, requests: base }, '429');
+  await h.call(h.fakes, 'autoPrune', false);
+  ratioFigure(r, `${name} (vs bare hello route)`, res.service, res.baseline, 0.5, '429');
+  r.note(`429 statuses — service: ${statusLine(res.service)}; hello baseline: ${statusLine(res.baseline)}`);
+  for (const l of [...costLines('429 service', res.service), ...costLines('hello baseline', res.baseline)]) r.note(l);
+}
