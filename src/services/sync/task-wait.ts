@@ -2,7 +2,7 @@
 //
 // The background poller checks a run once per poll interval (60 s by default), which would turn most sync waits
 // into 202s. While a caller waits, the run is therefore polled here too, with a short backoff (0.5 s doubling to
-// 5 s), and what it learns is applied by the poller's own rules (poll-run.ts), through the same guarded
+// 15 s), and what it learns is applied by the poller's own rules (poll-run.ts), through the same guarded
 // transitions (first terminal write wins).
 //
 // Spec 4.2: the 200's output_data is the task's return value, never what callbacks reported. When a callback (or
@@ -18,7 +18,9 @@ import { stripNul } from '../../webhooks/strip-nul.ts';
 import type { PreparedRun } from '../runs/start-run.ts';
 import { applyRemoteStatus } from '../runs/poll-run.ts';
 
-const POLL_DELAYS_MS = [500, 1_000, 2_000, 4_000, 5_000];
+// Doubling to a 15 s cap: with thousands of waits held, a 5 s cap read run status from Trigger.dev ~2,000 times a
+// second (bench), enough to meet its rate limits. A callback still wakes a wait at once.
+const POLL_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000];
 
 export interface TaskPoll {
   /** True once this poll wrote the terminal state itself (its output is then the return value already). */
