@@ -5,20 +5,21 @@ import type { AgentRow } from './agents-repo.ts';
 import type { AgentSecretColumns } from '../services/agents/agent-secrets.ts';
 
 /** Columns an admin may set (admin-api.md "Agents"); org_id is fixed at creation. */
-export interface AgentSettableColumns {
-  name: string;
-  managed_by: 'platform' | 'standalone';
-  status: 'active' | 'paused' | 'archived';
-  runtime_id: number | null;
-  target: string | null;
-  allow_external_triggers: boolean;
-  allow_webhook_triggers: boolean;
-  output_kind: 'json' | 'file_download';
-  running_timeout_ms: number;
-  poll_interval_s: number;
-  default_input: Record<string, unknown>;
-  zone_app_url: string | null;
-}
+export type AgentSettableColumns = Pick<
+  AgentRow,
+  | 'name'
+  | 'managed_by'
+  | 'status'
+  | 'runtime_id'
+  | 'target'
+  | 'allow_external_triggers'
+  | 'allow_webhook_triggers'
+  | 'output_kind'
+  | 'running_timeout_ms'
+  | 'poll_interval_s'
+  | 'default_input'
+  | 'zone_app_url'
+>;
 
 export type AgentWritableColumns = AgentSettableColumns & AgentSecretColumns;
 

@@ -1,6 +1,7 @@
 // /api/zones/agents/{agentId}/* (zones.md, spec 4.11): authenticated by a zone JWT, acting for its user. Spec 8.1
 // counts these per user (runs) or per user and agent (waitpoint, credentials), never per agent alone.
 import type { FastifyInstance } from 'fastify';
+import { allowEmptyJsonBody } from '../../http/empty-json-body.ts';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { enforceRateLimit } from '../../http/rate-limit.ts';
 import { authenticateZoneRequest } from '../../services/zones/zone-auth.ts';
@@ -32,22 +33,9 @@ export default async function zoneRoutes(app: FastifyInstance): Promise<void> {
       await enforceRateLimit(app.ctx.limiter, reply, key, rl.limit);
     }
   });
-  allowEmptyJsonBody(app);
+  allowEmptyJsonBody(app); // every zone body is optional ({input?}, {payload?})
   await app.register(zoneRunRoutes);
   await app.register(zoneWaitpointRoute);
   await app.register(zoneCredentialsRoute);
 }
 
-/**
- * Every zone body is optional ({input?}, {payload?}); a zero-length body sent as application/json means "none"
- * rather than 400 invalid_json. Anything non-empty goes to the stock parser.
- */
-function allowEmptyJsonBody(app: FastifyInstance): void {
-  const stock = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    return stock(req, text, done);
-  });
-}
