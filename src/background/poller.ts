@@ -3,7 +3,6 @@
 import type { AppContext } from '../context.ts';
 import { claimDueForPoll } from '../storage/poll-repo.ts';
 import { pollRun, type PollOutcome } from '../services/runs/poll-run.ts';
-import { loadRuntimeConnection } from '../services/runs/runtime-connection.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
 
 /** Runs claimed per statement, and polled at once at most (one slow runtime must not stall the rest). */
@@ -20,13 +19,8 @@ export interface PollPassResult {
 /** One pass: polls every run due now, batch by batch, until none is left. */
 export async function pollDueRuns(ctx: AppContext): Promise<PollPassResult> {
   const outcomes: PollOutcome[] = [];
-  const runtimes = new Map<number, Promise<RuntimeConnection | null>>();
-  const runtimeFor = (id: number | null) => {
-    if (id === null) return Promise.resolve(null);
-    let p = runtimes.get(id);
-    if (!p) runtimes.set(id, (p = loadRuntimeConnection(ctx, id)));
-    return p;
-  };
+  // Runtimes come from the per-instance cache (agent-directory.ts): no query per polled run.
+  const runtimeFor = (id: number | null): Promise<RuntimeConnection | null> => (id === null ? Promise.resolve(null) : ctx.agents.runtime(id));
   for (;;) {
     const due = await claimDueForPoll(ctx.db, ctx.clock.now(), BATCH, POLL_LEASE_MS);
     let next = 0;

@@ -2,6 +2,7 @@
 // never carry internals; nothing from a request (secrets included) is echoed back beyond the field name.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorBody, type ErrorCode } from '../errors.ts';
+import { redactUrl } from './log-redaction.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,6 +45,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(apiError.status).type('application/json; charset=utf-8').send(errorBody(apiError, req.id));
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send(errorBody(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?')[0]!.replace(/\/runs\/webhook(-and-wait)?\/[^/]+/, '/runs/webhook$1/[REDACTED]')}`), req.id));
+    // The path may hold a webhook token (spec 4.6): echoed masked, like in the logs.
+    reply.code(404).send(errorBody(new ApiError('not_found', `no route for ${req.method} ${redactUrl(req.url.split('?')[0]!)}`), req.id));
   });
 }

@@ -9,3 +9,8 @@ export function storableJson(value: unknown): string {
   if (!text.includes('\\u')) return text;
   return text.replace(UNSTORABLE_ESCAPE, (_m, slashes: string, code: string) => slashes + (code === '0000' ? '\\\\u0000' : '\\ufffd'));
 }
+
+/** The value as it reads back after being stored (to compare a runtime's answer with what a run holds). */
+export function storableValue(value: unknown): unknown {
+  return value === undefined ? null : JSON.parse(storableJson(value));
+}

@@ -214,7 +214,7 @@ export async function recordIntermediateOutput(
      RETURNING *`,
     params,
   );
-  if (rows[0]) return { kind: 'applied', run: stripNotified(rows[0]) };
+  if (rows[0]) return { kind: 'applied', run: rows[0] };
   const current = await findRun(q, runId);
   if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
   return { kind: 'backward', run: current };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storableJson } from '../../src/lib/storable-json.ts';
+import { storableJson, storableValue } from '../../src/lib/storable-json.ts';
 import { createTestDb, type TestDb } from '../helpers/test-db.ts';
 
 let t: TestDb;
@@ -27,5 +27,11 @@ describe('storableJson: runtime output that jsonb would refuse is stored, not lo
   it('leaves ordinary JSON byte-identical to JSON.stringify', () => {
     const value = { a: 1, b: [true, null, 'é \n \t "q"'], c: { d: '\u0001' } };
     expect(storableJson(value)).toBe(JSON.stringify(value));
+  });
+
+  it('storableValue is exactly what reads back, so a runtime answer compares equal to the stored copy', async () => {
+    const value = { s: 'a\u0000b', lone: '\ud800', n: 1 };
+    expect(storableValue(value)).toEqual(await roundTrip(value));
+    expect(storableValue(undefined)).toBeNull();
   });
 });

@@ -8,6 +8,7 @@ import { AGENT_CHANGED_CHANNEL, findAgent, findAgentByAgentKeyDigest, notifyAgen
 import { activeConnectionIds, type ConnectionIds } from '../../storage/connections-repo.ts';
 import { findRuntime } from '../../storage/runtimes-repo.ts';
 import type { RuntimeConnection } from '../../runtimes/runtime-adapter.ts';
+import { toRuntimeConnection } from '../runs/runtime-connection.ts';
 import { digest, type SecretBox } from '../../lib/secrets.ts';
 
 const TTL_MS = 60_000;
@@ -82,7 +83,7 @@ export class AgentDirectory {
     const hit = this.runtimes.get(id);
     if (hit && hit.expires > Date.now()) return hit.runtime;
     const row = await findRuntime(this.db, id);
-    const runtime = row ? { id: row.id, kind: row.kind, baseUrl: row.base_url, apiKey: row.api_key_enc ? this.secrets.open(row.api_key_enc) : null } : null;
+    const runtime = row ? toRuntimeConnection(this.secrets, row) : null;
     this.runtimes.set(id, { runtime, expires: Date.now() + TTL_MS });
     return runtime;
   }

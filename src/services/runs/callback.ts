@@ -4,7 +4,6 @@
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
 import { findRun, recordIntermediateOutput, transition, type RunRow, type TransitionResult } from '../../storage/runs-repo.ts';
-import { findRuntime } from '../../storage/runtimes-repo.ts';
 import type { RunStatus } from '../../runs/run-states.ts';
 
 export interface CallbackError {
@@ -80,6 +79,6 @@ export async function applyCallback(ctx: AppContext, agent: AgentRow, runId: num
 /** An agent without a runtime (standalone) has no waitpoints to complete; otherwise its adapter says. */
 async function supportsWaitpoints(ctx: AppContext, agent: AgentRow): Promise<boolean> {
   if (agent.runtime_id === null) return false;
-  const runtime = await findRuntime(ctx.db, agent.runtime_id);
+  const runtime = await ctx.agents.runtime(agent.runtime_id);
   return runtime !== null && ctx.runtimes.get(runtime.kind).supportsWaitpoints;
 }

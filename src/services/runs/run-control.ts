@@ -5,7 +5,6 @@ import { findRun, transition, type RunRow } from '../../storage/runs-repo.ts';
 import { appendAudit } from '../../storage/audit-repo.ts';
 import { isTerminal } from '../../runs/run-states.ts';
 import type { RuntimeConnection } from '../../runtimes/runtime-adapter.ts';
-import { loadRuntimeConnection } from './runtime-connection.ts';
 import { abortHeldCall } from './held-workflow-calls.ts';
 
 /** What became of the cancel at the runtime; recorded in the audit entry. */
@@ -71,5 +70,5 @@ export async function fetchRunLogs(ctx: AppContext, runId: number): Promise<Logs
 
 async function runtimeOf(ctx: AppContext, run: RunRow): Promise<RuntimeConnection | null> {
   const agent = await ctx.agents.get(run.agent_id);
-  return agent?.runtime_id ? loadRuntimeConnection(ctx, agent.runtime_id) : null;
+  return agent?.runtime_id ? ctx.agents.runtime(agent.runtime_id) : null;
 }

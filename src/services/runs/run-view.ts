@@ -35,18 +35,11 @@ export interface SyncRunView {
   created_at: string;
 }
 
+/** The admin view is the sync view (spec 4.2) plus attribution and snapshots, with `error` as stored. */
 export function toAdminRunView(run: RunRow): AdminRunView {
   return {
-    runId: Number(run.id),
-    agentId: Number(run.agent_id),
-    status: run.status,
-    output_data: run.output_data ?? null,
-    outputs: Number(run.outputs ?? 0),
+    ...toSyncRunView(run),
     error: run.error ?? null,
-    duration_ms: numberOrNull(run.duration_ms),
-    started_at: isoOrNull(run.started_at),
-    completed_at: isoOrNull(run.completed_at),
-    created_at: isoOrNull(run.created_at) ?? new Date(0).toISOString(),
     created_by: run.created_by ?? null,
     external_run_id: run.external_run_id ?? null,
     metadata: run.metadata ?? {},

@@ -7,7 +7,6 @@ import { insertRun, recordTriggered, transition, type RunRow, type TransitionRes
 import { mintRunCredentials } from '../agents/agent-tokens.ts';
 import { errors } from '../../errors.ts';
 import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPayload, WorkflowAnswer } from '../../runtimes/runtime-adapter.ts';
-import { loadRuntimeConnection } from './runtime-connection.ts';
 import { outputsOf } from './run-output.ts';
 import { holdCall, type AbortReason, type HeldSettlement } from './held-workflow-calls.ts';
 import { RUNNING_TIMEOUT_REASON } from './timeout-reasons.ts';
@@ -56,7 +55,7 @@ const WORKFLOW_REFUSAL_GRACE_MS = 250;
  */
 export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<PreparedRun> {
   const { agent } = args;
-  const runtime = agent.runtime_id === null ? null : await loadRuntimeConnection(ctx, agent.runtime_id);
+  const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
   if (!runtime || !agent.target) throw errors.agentUnavailable('agent has no runtime or target configured');
   const adapter = ctx.runtimes.get(runtime.kind);
   const connectionIds = await ctx.agents.connectionIds(agent.id);

@@ -13,7 +13,6 @@ import { findRun, transition, type RunRow, type WaitState } from '../../storage/
 import { lockRunOfAgent } from '../../storage/waitpoint-repo.ts';
 import { appendAudit } from '../../storage/audit-repo.ts';
 import { attributableUser } from '../agents/attribution.ts';
-import { loadRuntimeConnection } from './runtime-connection.ts';
 import type { Outcome, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeKind, WaitpointState } from '../../runtimes/runtime-adapter.ts';
 
 export type WaitpointConflict =
@@ -97,7 +96,7 @@ export async function completeWaitpoint(ctx: AppContext, args: CompleteWaitpoint
 
 async function runtimeFor(ctx: AppContext, agent: AgentRow): Promise<{ adapter: RuntimeAdapter; conn: RuntimeConnection } | null> {
   if (agent.runtime_id === null) return null;
-  const conn = await loadRuntimeConnection(ctx, agent.runtime_id);
+  const conn = await ctx.agents.runtime(agent.runtime_id);
   if (!conn) return null;
   const adapter = ctx.runtimes.get(conn.kind);
   return adapter.supportsWaitpoints ? { adapter, conn } : null;

@@ -20,12 +20,10 @@ import type { RunStatus } from '../../runs/run-states.ts';
 import { errors } from '../../errors.ts';
 import { deepMerge } from '../../lib/merge.ts';
 import { attributableUser } from '../agents/attribution.ts';
-import { loadRuntimeConnection } from '../runs/runtime-connection.ts';
 import { invokeFailureReason, prepareRun } from '../runs/start-run.ts';
 import { waitWindowMs } from './wait-window.ts';
 import { downloadHeaders, outputsHeader } from './download-headers.ts';
 import { firstChunk, jsonReason } from './stream-start.ts';
-import { stripNul } from '../../webhooks/strip-nul.ts';
 import { errorText } from '../runs/run-view.ts';
 
 export interface DownloadRequest {
@@ -79,7 +77,7 @@ export interface StartDownloadArgs {
 export async function startDownload(ctx: AppContext, agent: AgentRow, args: StartDownloadArgs): Promise<DownloadOutcome> {
   const deadline = Date.now() + args.windowMs;
   // Checked before a run exists: only runtimes that answer a held call can stream (task runtimes → 422).
-  const runtime = agent.runtime_id === null ? null : await loadRuntimeConnection(ctx, agent.runtime_id);
+  const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
   if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {
     throw errors.agentUnavailable('the agent\'s runtime cannot stream a file (task runtimes return values, not files)');
   }
@@ -180,7 +178,7 @@ async function ended(ctx: AppContext, run: RunRow): Promise<DownloadOutcome> {
 
 function fail(ctx: AppContext, run: RunRow, reason: string): Promise<RunRow> {
   ctx.log.warn({ runId: run.id, reason }, 'download run failed');
-  return finish(ctx, run, 'failed', { error: stripNul(reason) }); // a runtime's message may carry U+0000
+  return finish(ctx, run, 'failed', { error: reason }); // runs-repo makes a runtime's U+0000 storable
 }
 
 /** One terminal write; duration covers generation and transfer, from the run's creation (spec 4.3). */

@@ -14,7 +14,7 @@ import type { AppContext } from '../../context.ts';
 import { findRun, replaceCompletedOutput, type RunRow } from '../../storage/runs-repo.ts';
 import type { RemoteStatus } from '../../runtimes/runtime-adapter.ts';
 import { outputsOf } from '../runs/run-output.ts';
-import { stripNul } from '../../webhooks/strip-nul.ts';
+import { storableValue } from '../../lib/storable-json.ts';
 import type { PreparedRun } from '../runs/start-run.ts';
 import { applyRemoteStatus } from '../runs/poll-run.ts';
 
@@ -50,9 +50,7 @@ export function pollTaskWhileWaiting(
       const res = await p.prepared.adapter.fetchStatus(p.prepared.runtime, p.externalRunId!);
       if (stop.aborted) return;
       if (res.ok) {
-        // jsonb cannot hold U+0000: the stored copy makes it visible instead of failing the write.
-        const remote = { ...res.value, output: stripNul(res.value.output), error: stripNul(res.value.error) };
-        const outcome = await applyRemoteStatus(ctx, { run: p.run, runtimeId: p.prepared.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, remote);
+        const outcome = await applyRemoteStatus(ctx, { run: p.run, runtimeId: p.prepared.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
         if ('result' in outcome && outcome.result.kind === 'applied') {
           // Marked before the wake-up is published, so the waiter never sees the run terminal without the flag.
           applied = outcome.kind === 'terminal';
@@ -87,7 +85,7 @@ export async function withTaskReturnValue(
   for (let attempt = 0; ; attempt++) {
     const res = await prepared.adapter.fetchStatus(prepared.runtime, ext).catch(() => null);
     if (res?.ok && res.value.status === 'completed') {
-      const output = stripNul(res.value.output); // as it can be stored
+      const output = storableValue(res.value.output); // as the run holds it once stored (NUL, lone surrogates)
       if (isDeepStrictEqual(output, run.output_data ?? null)) return run;
       try {
         const updated = await replaceCompletedOutput(ctx.db, run.id, output, outputsOf(output), ctx.clock.now());

@@ -5,7 +5,6 @@ import type { AgentRow } from '../../storage/agents-repo.ts';
 import { errors } from '../../errors.ts';
 import { secretMatches } from '../../lib/secrets.ts';
 import { buildWebhookObject, redactForStorage, REDACTED, type BuildWebhookInput } from '../../webhooks/webhook-request.ts';
-import { loadRuntimeConnection } from '../runs/runtime-connection.ts';
 import { startRun, type StartRunResult } from '../runs/start-run.ts';
 import { startAndAwait, type SyncOutcome } from './sync-wait.ts';
 import { webhookWaitWindowMs } from './wait-window.ts';
@@ -42,7 +41,7 @@ export async function startWebhookRun(ctx: AppContext, agent: AgentRow, inbound:
 export async function webhookAndWait(ctx: AppContext, agent: AgentRow, inbound: InboundWebhook, signal?: AbortSignal): Promise<SyncOutcome> {
   assertWebhookTriggerable(agent);
   // 4.7 eligibility: only a runtime that answers a held call can produce the response body.
-  const runtime = agent.runtime_id === null ? null : await loadRuntimeConnection(ctx, agent.runtime_id);
+  const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
   if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {
     throw errors.agentUnavailable('the agent\'s runtime does not support synchronous triggering');
   }
