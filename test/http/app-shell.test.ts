@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent } from '../helpers/fixtures.ts';
+import { unusedUrl } from '../fakes/fake-http-server.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -35,5 +36,19 @@ describe('app shell', () => {
     const b = await seedAgent(t);
     const res = await t.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/register`, headers: b.ingestAuth, payload: {} });
     expect(res.statusCode).toBe(401);
+  });
+
+  it('decisions.md logs: one debug line per request; a 5xx answer is always logged at warn', async () => {
+    const a = await seedAgent(t, { runtime: { kind: 'task', baseUrl: await unusedUrl(), apiKey: 'tr_dev_x' } });
+    const res = await t.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger`, headers: a.ingestAuth, payload: {} });
+    expect(res.statusCode).toBe(500);
+    const lines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string; statusCode?: number });
+    const mine = lines.filter((l) => l.reqId === res.headers['x-request-id']);
+    expect(mine.filter((l) => l.msg === 'request failed')).toEqual([expect.objectContaining({ level: 40, statusCode: 500 })]);
+    expect(mine.some((l) => l.msg === 'incoming request')).toBe(false); // Fastify's own pair of info lines is off
+
+    const okRes = await t.app.inject({ method: 'GET', url: '/healthz' });
+    const okLines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string }).filter((l) => l.reqId === okRes.headers['x-request-id']);
+    expect(okLines).toEqual([expect.objectContaining({ level: 20, msg: 'request completed' })]);
   });
 });
