@@ -15,6 +15,7 @@ import healthRoutes from './routes/health.ts';
 import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
 import alertRoutes from './routes/alerts/index.ts';
+import { countRefusedRequests } from './http/rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -74,6 +75,7 @@ export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions 
     else req.log.debug(line, 'request completed');
   });
   installErrorHandling(app);
+  countRefusedRequests(app);
 
   await app.register(healthRoutes);
   await app.register(adminRoutes, { prefix: '/api/admin' });

@@ -35,7 +35,7 @@ export async function createContext(opts: ContextOptions): Promise<ServiceContex
     clock,
     secrets,
     agents,
-    limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? (() => {})),
+    limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? (() => {}), { countsRideOnWrites: true }),
     runWatch,
     runtimes: opts.runtimes ?? createRuntimeRegistry(),
     adminToken: opts.adminToken,

@@ -1,10 +1,52 @@
-import type { FastifyReply } from 'fastify';
-import type { RateLimiter } from '../limits/rate-limiter.ts';
+// Spec 8.1 at the HTTP edge: where a request is counted, its RateLimit-* headers and its 429.
+//
+// Every authenticated request of a limited route counts. A route whose work is one run write (starting a run, a
+// callback) declares `inWrite` and passes `req.rateCount` to that write, which counts the request in its own
+// statement (CountedWrite: one round trip and one commit instead of two). Every other route counts up front. A
+// request refused before it reaches its write (400, 403, 422 …) is counted right after its answer, so it still
+// uses up the bucket and a caller over its limit is answered 429 from memory from then on.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DeferredCount, RateDecision } from '../limits/rate-limiter.ts';
 import { errors } from '../errors.ts';
 
-/** Counts one request against `key`; throws 429 with Retry-After (spec 8.1, part 7 rule 1) when over `limit`. */
-export async function enforceRateLimit(limiter: RateLimiter, reply: FastifyReply, key: string, limit: number): Promise<void> {
-  const d = await limiter.hit(key, limit);
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's count when it rides on the request's write: hand it to that write (null otherwise). */
+    rateCount: DeferredCount | null;
+  }
+}
+
+export interface RouteRateLimit {
+  /** The per-minute limit (spec 8.1's table, LIMITS). */
+  limit: number;
+  /** Counted inside the run write the handler passes `req.rateCount` to. */
+  inWrite?: boolean;
+}
+
+/** Counts the request against `key` (or arranges for its write to); throws the 429 when over the limit. */
+export async function limitRequest(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, key: string, rl: RouteRateLimit): Promise<void> {
+  const limiter = app.ctx.limiter;
+  if (rl.inWrite && limiter.defer) {
+    const deferred = limiter.defer(key, rl.limit, (d) => answer(reply, d));
+    if ('allowed' in deferred) answer(reply, deferred);
+    else req.rateCount = deferred;
+    return;
+  }
+  answer(reply, await limiter.hit(key, rl.limit));
+}
+
+/** Once per app: the count of a request that never reached its write, made after the answer. */
+export function countRefusedRequests(app: FastifyInstance): void {
+  app.decorateRequest('rateCount', null);
+  app.addHook('onResponse', async (req) => {
+    const count = req.rateCount;
+    if (!count || count.settled) return;
+    // hit() fails open and reports store errors itself; nothing here can fail the (already sent) answer.
+    await app.ctx.limiter.hit(count.key, count.limit);
+  });
+}
+
+function answer(reply: FastifyReply, d: RateDecision): void {
   reply.header('ratelimit-limit', String(d.limit));
   reply.header('ratelimit-remaining', String(d.remaining));
   reply.header('ratelimit-reset', String(d.resetSeconds));

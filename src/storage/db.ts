@@ -22,8 +22,11 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Runs several statements separated by semicolons, without parameters (migrations). */
   exec(sql: string): Promise<void>;
-  /** LISTEN on a channel; returns a function that stops listening. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * LISTEN on a channel; returns a function that stops listening. Notifications sent while the listening
+   * connection was down are lost: `onResubscribed` runs after it is back, so callers can catch up.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onResubscribed?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

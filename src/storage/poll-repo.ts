@@ -4,8 +4,11 @@
 import type { Queryable } from './db.ts';
 import type { RunRow } from './runs-repo.ts';
 
+/** What polling needs of a run (a claimed row has it all). */
+export type PolledRun = Pick<RunRow, 'id' | 'status' | 'started_at' | 'created_at' | 'external_run_id'>;
+
 export interface DuePoll {
-  run: RunRow;
+  run: PolledRun;
   runtimeId: number | null;
   runningTimeoutMs: number;
   pollIntervalS: number;

@@ -28,21 +28,30 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   await pool.query('select 1');
 
   const channels = new Map<string, Set<(payload: string) => void>>();
+  const resubscribed = new Set<() => void>();
   let listener: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
   let closed = false;
 
+  let lost = false; // a listening connection was lost: the next one tells the subscribers to catch up
   const connectListener = async (): Promise<pg.Client> => {
     const client = new pg.Client({ connectionString: url, types });
     client.on('notification', (msg) => {
       for (const cb of channels.get(msg.channel) ?? []) cb(msg.payload ?? '');
     });
-    client.on('error', (err) => {
-      onError(err);
+    const onLost = (err?: Error): void => {
+      if (err) onError(err);
+      if (listener !== client) return; // already handled (error then end)
       listener = null;
-      // Re-subscribe after a lost connection; waiters also re-check on a timer, so a gap only adds latency.
-      if (!closed) setTimeout(() => void ensureListener().catch(onError), 500).unref();
-    });
+      lost = true;
+      // Re-subscribe after a lost connection, retrying until it works.
+      const retry = (): void => {
+        if (!closed) setTimeout(() => void ensureListener().catch((e: Error) => (onError(e), retry())), 500).unref();
+      };
+      retry();
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost());
     await client.connect();
     for (const channel of channels.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
     return client;
@@ -51,6 +60,10 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     if (listener) return listener;
     connecting ??= connectListener().finally(() => (connecting = null));
     listener = await connecting;
+    if (lost) {
+      lost = false;
+      for (const cb of resubscribed) cb();
+    }
     return listener;
   };
 
@@ -74,7 +87,8 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     exec: async (sql) => {
       await pool.query(sql);
     },
-    async listen(channel, onMessage) {
+    async listen(channel, onMessage, onResubscribed) {
+      if (onResubscribed) resubscribed.add(onResubscribed);
       let set = channels.get(channel);
       const isNew = !set;
       if (!set) channels.set(channel, (set = new Set()));
@@ -83,6 +97,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       if (isNew) await client.query(`LISTEN ${quoteIdent(channel)}`);
       return async () => {
         set.delete(onMessage);
+        if (onResubscribed) resubscribed.delete(onResubscribed);
       };
     },
     async close() {

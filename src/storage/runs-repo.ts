@@ -4,6 +4,7 @@
 import type { Queryable } from './db.ts';
 import { storableJson } from '../lib/storable-json.ts';
 import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from '../runs/run-states.ts';
+import { COUNT_COLUMN, countedOrPlain, type CountedWrite } from './counted-write.ts';
 
 export interface WaitState {
   tokenId: string;
@@ -73,13 +74,33 @@ const insertValues = (r: NewRun) => [
   r.nextPollAt ?? null,
 ];
 
-export async function insertRun(q: Queryable, run: NewRun): Promise<RunRow> {
-  const { rows } = await q.query<RunRow>(
-    `INSERT INTO runs (${INSERT_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8) RETURNING *`,
-    insertValues(run),
+/** Inserts a run; with `counted`, in the same statement as the request's rate-limit count (nothing over the limit). */
+export async function insertRun(q: Queryable, run: NewRun, counted?: CountedWrite): Promise<RunRow> {
+  const row = await writeMaybeCounted(
+    q,
+    (c) => {
+      const params: unknown[] = insertValues(run);
+      if (!c) {
+        return { sql: `INSERT INTO runs (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8) RETURNING *`, params };
+      }
+      const { cte, withinLimit } = c.sql((v) => `$${params.push(v)}`);
+      // INSERT … SELECT gives its parameters no column types, hence the casts.
+      return {
+        sql: `WITH ${cte}, inserted AS (
+                INSERT INTO runs (${INSERT_COLUMNS})
+                SELECT $1::bigint, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::uuid, $8::timestamptz, $9::timestamptz,
+                       $10::timestamptz, $8::timestamptz
+                WHERE ${withinLimit}
+                RETURNING *
+              )
+              ${selectWithCount('inserted', '', c)}`,
+        params,
+      };
+    },
+    counted,
   );
-  return rows[0]!;
+  if (!row) throw new Error('run insert returned no row');
+  return row;
 }
 
 /**
@@ -140,8 +161,26 @@ export async function transition(
   to: RunStatus,
   now: Date,
   patch: RunPatch = {},
-  opts: { agentId?: number } = {},
+  opts: { agentId?: number; counted?: CountedWrite } = {},
 ): Promise<TransitionResult> {
+  const moved = await writeMaybeCounted(q, (c) => transitionStatement(runId, event, to, now, patch, opts.agentId, c), opts.counted);
+  if (moved) return { kind: 'applied', run: moved };
+
+  const current = await findRun(q, runId);
+  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
+  return { kind: classifyRefusal(event, current.status, to), run: current };
+}
+
+/** The one guarded UPDATE of `transition`, with its outbox rows and NOTIFY (and the count, when given). */
+function transitionStatement(
+  runId: number,
+  event: RunEvent,
+  to: RunStatus,
+  now: Date,
+  patch: RunPatch,
+  agentId: number | undefined,
+  counted: CountedWrite | undefined,
+): Statement {
   const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
   const params: unknown[] = [runId, allowedFrom(event, to), to, now];
   const p = (v: unknown): string => `$${params.push(v)}`;
@@ -168,12 +207,13 @@ export async function transition(
   } else if (patch.nextPollAt !== undefined) {
     sets.push(`next_poll_at = ${p(patch.nextPollAt)}`);
   }
-  const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${p(opts.agentId)}`;
+  const agentGuard = agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`;
+  const count = counted?.sql(p);
 
-  const { rows } = await q.query<RunRow>(
-    `WITH moved AS (
+  return {
+    sql: `WITH ${count ? `${count.cte}, ` : ''}moved AS (
        UPDATE runs SET ${sets.join(', ')}
-       WHERE id = $1 AND status = ANY($2::text[])${agentGuard}
+       WHERE id = $1 AND status = ANY($2::text[])${agentGuard}${count ? ` AND ${count.withinLimit}` : ''}
        RETURNING *
      ), queued_events AS (
        INSERT INTO outbox (webhook_action_id, run_id, event, message_id, snapshot, next_attempt_at)
@@ -183,14 +223,55 @@ export async function transition(
        FROM moved JOIN webhook_actions wa ON wa.agent_id = moved.agent_id AND wa.on_state = moved.status
        ON CONFLICT (message_id) DO NOTHING
      )
-     SELECT moved.*, ${NOTIFY_IF_LISTENED('moved')} AS notified FROM moved`,
+     ${selectWithCount('moved', `, ${NOTIFY_IF_LISTENED('moved')} AS notified`, counted)}`,
     params,
-  );
-  if (rows[0]) return { kind: 'applied', run: stripNotified(rows[0]) };
+  };
+}
 
-  const current = await findRun(q, runId);
-  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
-  return { kind: classifyRefusal(event, current.status, to), run: current };
+interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The statement's final SELECT of the written row `t`. With a count it always returns one row: the count, and the
+ * row's columns all NULL when the write did not apply (over the limit, or refused by its own guard).
+ */
+function selectWithCount(t: string, extra: string, counted: CountedWrite | undefined): string {
+  return counted
+    ? `SELECT ${t}.*${extra}, rate_count.count AS ${COUNT_COLUMN} FROM rate_count LEFT JOIN ${t} ON true`
+    : `SELECT ${t}.*${extra} FROM ${t}`;
+}
+
+/**
+ * Runs a write built with or without the request's count (CountedWrite) and returns the written row, or null
+ * when the write did not apply. Over the limit, `settle` throws the 429 before anything else happens.
+ */
+async function writeMaybeCounted(q: Queryable, build: (counted?: CountedWrite) => Statement, counted: CountedWrite | undefined): Promise<RunRow | null> {
+  const once = async (c?: CountedWrite) => {
+    const { sql, params } = build(c);
+    return (await q.query<WrittenRow>(sql, params)).rows[0] ?? null;
+  };
+  if (!counted) return clean(await once());
+  return countedOrPlain(
+    counted,
+    async () => {
+      const row = (await once(counted))!;
+      const count = row[COUNT_COLUMN]!; // read before clean() drops it
+      return { result: row.id === null ? null : clean(row), count };
+    },
+    async () => clean(await once()),
+  );
+}
+
+type WrittenRow = RunRow & { notified?: unknown; [COUNT_COLUMN]?: number };
+
+/** Drops the statement's helper columns from the row. */
+function clean(row: WrittenRow | null): RunRow | null {
+  if (!row) return null;
+  delete row.notified;
+  delete row[COUNT_COLUMN];
+  return row;
 }
 
 /** Intermediate output (spec 4.8 `output` without complete/failed): records output, lifts a queued run. */
@@ -199,30 +280,31 @@ export async function recordIntermediateOutput(
   runId: number,
   now: Date,
   patch: Pick<RunPatch, 'outputData' | 'outputs'>,
-  opts: { agentId?: number } = {},
+  opts: { agentId?: number; counted?: CountedWrite } = {},
 ): Promise<TransitionResult> {
-  const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, json(patch.outputData ?? null), patch.outputs ?? null];
-  const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = $${params.push(opts.agentId)}`;
-  const { rows } = await q.query<RunRow>(
-    `UPDATE runs SET
-       status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
-       started_at = coalesce(started_at, $3),
-       output_data = coalesce($4::jsonb, output_data),
-       outputs = coalesce($5::bigint, outputs),
-       updated_at = $3
-     WHERE id = $1 AND status = ANY($2::text[])${agentGuard}
-     RETURNING *`,
-    params,
+  const moved = await writeMaybeCounted(
+    q,
+    (c) => {
+      const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, json(patch.outputData ?? null), patch.outputs ?? null];
+      const p = (v: unknown): string => `$${params.push(v)}`;
+      const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${p(opts.agentId)}`;
+      const count = c?.sql(p);
+      const update = `UPDATE runs SET
+           status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+           started_at = coalesce(started_at, $3),
+           output_data = coalesce($4::jsonb, output_data),
+           outputs = coalesce($5::bigint, outputs),
+           updated_at = $3
+         WHERE id = $1 AND status = ANY($2::text[])${agentGuard}${count ? ` AND ${count.withinLimit}` : ''}
+         RETURNING *`;
+      return { sql: count ? `WITH ${count.cte}, moved AS (${update}) ${selectWithCount('moved', '', c)}` : update, params };
+    },
+    opts.counted,
   );
-  if (rows[0]) return { kind: 'applied', run: rows[0] };
+  if (moved) return { kind: 'applied', run: moved };
   const current = await findRun(q, runId);
   if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
   return { kind: 'backward', run: current };
-}
-
-function stripNotified(row: RunRow & { notified?: unknown }): RunRow {
-  delete row.notified;
-  return row;
 }
 
 /**
@@ -335,5 +417,5 @@ async function failSetBased(q: Queryable, pick: string, params: unknown[]): Prom
      SELECT moved.*, ${NOTIFY_IF_LISTENED('moved')} AS notified FROM moved`,
     params,
   );
-  return rows.map(stripNotified);
+  return rows.map((row) => clean(row)!);
 }

@@ -27,6 +27,8 @@ export interface TestApp {
 export interface TestAppOptions {
   clock?: Clock;
   limiter?: RateLimiter;
+  /** Store errors of the default (database) limiter, which fails open. */
+  onLimiterError?: (err: unknown) => void;
   runtimes?: RuntimeRegistry;
   config?: Partial<Config>;
 }
@@ -43,6 +45,7 @@ async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
     adminToken: ADMIN_TOKEN,
     clock: opts.clock,
     limiter: opts.limiter,
+    onLimiterError: opts.onLimiterError,
     runtimes: opts.runtimes,
   });
   const stream = new Writable({

@@ -49,6 +49,54 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     expect(out).toMatchObject({ kind: 'terminal', run: { status: 'failed' } });
   });
 
+  it('a write on this instance hands its row to the wait: the wait reads nothing back', async () => {
+    const { agent } = await seedAgent(t);
+    const run = await queuedRun(agent.id);
+    const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, fresh: true });
+    const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { b: 2 } });
+    if (moved.kind !== 'applied') throw new Error(moved.kind);
+    const reads = vi.spyOn(t.ctx.db, 'query');
+    try {
+      t.ctx.runWatch.publishRun(moved.run);
+      const out = await waiting;
+      expect(out).toEqual({ kind: 'terminal', run: moved.run });
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('spec 4.2: trigger-and-wait on an answering workflow costs two writes and no reads', async () => {
+    const a = await workflowAgent(t, n8n, { json: { done: true } });
+    const statements: string[] = [];
+    const real = t.ctx.db.query.bind(t.ctx.db);
+    const counting = vi.spyOn(t.ctx.db, 'query').mockImplementation(((sql: string, params?: readonly unknown[]) => {
+      statements.push(sql.replace(/\s+/g, ' ').trim());
+      return real(sql, params);
+    }) as typeof t.ctx.db.query);
+    try {
+      await t.ctx.agents.get(a.agent.id); // warm the agent cache as a second call would find it
+      await t.ctx.agents.connectionIds(a.agent.id);
+      await t.ctx.agents.runtime(a.agent.runtime_id!);
+      statements.length = 0;
+      const res = await t.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger-and-wait`, headers: a.ingestAuth, payload: {} });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'completed', output_data: { done: true } });
+      // No first look (the wait was subscribed before the runtime knew the run); the row comes with the wake-up.
+      const writes = statements.filter((q) => !q.startsWith('SELECT'));
+      expect(writes, statements.join('\n')).toHaveLength(2);
+      expect(writes[0]).toMatch(/^INSERT INTO runs/);
+      expect(writes[1]).toMatch(/^WITH moved AS \( UPDATE runs/);
+      const reads = statements.filter((q) => q.startsWith('SELECT'));
+      // On PostgreSQL the write's own NOTIFY echo, on another connection, can overtake its answer under load and
+      // cost one read; PGlite delivers it in order.
+      expect(reads.length, statements.join('\n')).toBeLessThanOrEqual(onPostgres ? 1 : 0);
+      expect(reads.every((q) => q === 'SELECT * FROM runs WHERE id = $1')).toBe(true);
+    } finally {
+      counting.mockRestore();
+    }
+  });
+
   it('decisions.md: a lost notification only adds latency: the shared backstop re-check finds the terminal run', async () => {
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);

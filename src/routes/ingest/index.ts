@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { secretMatches } from '../../lib/secrets.ts';
 import { errors } from '../../errors.ts';
-import { enforceRateLimit } from '../../http/rate-limit.ts';
+import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
 import triggerRoute from './trigger.ts';
 import triggerAndWaitRoute from './trigger-and-wait.ts';
 import triggerAndDownloadRoute from './trigger-and-download.ts';
@@ -14,7 +14,7 @@ import ingestRoute from './ingest.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Spec 8.1: bucket name and per-minute limit, counted per agent after authentication. */
-    rateLimit?: { bucket: string; limit: number };
+    rateLimit?: RouteRateLimit & { bucket: string };
   }
 }
 
@@ -27,7 +27,7 @@ export default async function ingestRoutes(app: FastifyInstance): Promise<void> 
     if (!agent || !secretMatches(token, agent.ingest_key_digest)) throw errors.unauthorized();
     req.agent = agent;
     const rl = req.routeOptions.config.rateLimit;
-    if (rl) await enforceRateLimit(app.ctx.limiter, reply, `${rl.bucket}:agent:${agent.id}`, rl.limit);
+    if (rl) await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl);
   });
   await app.register(triggerRoute);
   await app.register(triggerAndWaitRoute);

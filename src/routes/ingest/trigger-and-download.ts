@@ -24,14 +24,14 @@ export default async function triggerAndDownloadRoute(app: FastifyInstance): Pro
     '/trigger-and-download',
     {
       schema: { body: Body }, // part 7: an invalid body is 400 here (the default validation code)
-      config: { rateLimit: { bucket: 'trigger-and-download', limit: LIMITS.triggerAndDownload } },
+      config: { rateLimit: { bucket: 'trigger-and-download', limit: LIMITS.triggerAndDownload, inWrite: true } },
       preValidation: async (req: FastifyRequest) => {
         if (req.body === undefined || req.body === null) req.body = {};
       },
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
-      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs }, callerGoneSignal(reply));
+      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, counted: req.rateCount ?? undefined }, callerGoneSignal(reply));
       if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
       if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
       void outcome.track(reply.raw);

@@ -25,14 +25,14 @@ export default async function triggerAndWaitRoute(app: FastifyInstance): Promise
     {
       schema: { body: Body },
       // Part 7 lists 422 (not 400) among this endpoint's errors: validation failures answer 422.
-      config: { rateLimit: { bucket: 'trigger-and-wait', limit: LIMITS.triggerAndWait }, validationCode: 'validation_failed' },
+      config: { rateLimit: { bucket: 'trigger-and-wait', limit: LIMITS.triggerAndWait, inWrite: true }, validationCode: 'validation_failed' },
       preValidation: async (req: FastifyRequest) => {
         if (req.body === undefined || req.body === null) req.body = {};
       },
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
-      const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs }, callerGoneSignal(reply));
+      const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, counted: req.rateCount ?? undefined }, callerGoneSignal(reply));
       return sendSyncOutcome(reply, outcome);
     },
   );

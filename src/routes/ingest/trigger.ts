@@ -21,14 +21,14 @@ export default async function triggerRoute(app: FastifyInstance): Promise<void> 
     '/trigger',
     {
       schema: { body: Body },
-      config: { rateLimit: { bucket: 'trigger', limit: LIMITS.trigger } },
+      config: { rateLimit: { bucket: 'trigger', limit: LIMITS.trigger, inWrite: true } },
       // Both fields are optional, so a request without a body is a trigger with the default input.
       preValidation: async (req: FastifyRequest) => {
         if (req.body === undefined || req.body === null) req.body = {};
       },
     },
     async (req, reply) => {
-      const result = await triggerRun(app.ctx, req.agent!, req.body);
+      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, counted: req.rateCount ?? undefined });
       if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
       return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
     },

@@ -86,13 +86,13 @@ export default async function callbackRoute(app: FastifyInstance): Promise<void>
     '/runs/:runId/callback',
     {
       schema: { params: Type.Object({ runId: Type.String() }), body: Body },
-      config: { validationCode: 'validation_failed', rateLimit: { bucket: 'runtime-calls', limit: LIMITS.callbackAndWaitpoint } },
+      config: { validationCode: 'validation_failed', rateLimit: { bucket: 'runtime-calls', limit: LIMITS.callbackAndWaitpoint, inWrite: true } },
       preValidation: rejectUnstorableBody,
     },
     async (req, reply) => {
       const runId = parseId(req.params.runId);
       if (runId === null) throw errors.notFound('run');
-      const result = await applyCallback(app.ctx, req.agent!, runId, toCallback(req.body));
+      const result = await applyCallback(app.ctx, req.agent!, runId, toCallback(req.body), req.rateCount ?? undefined);
       switch (result.kind) {
         case 'ok':
           return reply.code(200).send();

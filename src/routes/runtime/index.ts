@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
-import { enforceRateLimit } from '../../http/rate-limit.ts';
+import { limitRequest } from '../../http/rate-limit.ts';
 import waitpointRoute from './waitpoint.ts';
 import credentialsResolveRoute from './credentials-resolve.ts';
 import callbackRoute from './callback.ts';
@@ -14,7 +14,7 @@ export default async function runtimeRoutes(app: FastifyInstance): Promise<void>
     if (!agent) throw errors.unauthorized('missing or invalid agent key');
     req.agent = agent;
     const rl = req.routeOptions.config.rateLimit;
-    if (rl) await enforceRateLimit(app.ctx.limiter, reply, `${rl.bucket}:agent:${agent.id}`, rl.limit);
+    if (rl) await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl);
   });
   await app.register(waitpointRoute);
   await app.register(credentialsResolveRoute);

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { parseId } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
-import { enforceRateLimit } from '../../http/rate-limit.ts';
+import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
 import { webhookAgentMatches } from '../../services/sync/webhook-run.ts';
 import { handBackAllWaits } from '../../services/sync/await-run.ts';
 import webhookRoutes, { WEBHOOK_BODY_LIMIT } from './webhook.ts';
@@ -15,7 +15,7 @@ import webhookRoutes, { WEBHOOK_BODY_LIMIT } from './webhook.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Spec 8.1: bucket name and per-minute limit, counted per agent after the token check. */
-    webhookRateLimit?: { bucket: string; limit: number };
+    webhookRateLimit?: RouteRateLimit & { bucket: string };
   }
 }
 
@@ -27,7 +27,7 @@ export default async function webhookContext(app: FastifyInstance): Promise<void
     if (!webhookAgentMatches(agent, webhookToken ?? '')) throw errors.unauthorized('unknown agent or webhook token');
     req.agent = agent;
     const rl = req.routeOptions.config.webhookRateLimit;
-    if (rl) await enforceRateLimit(app.ctx.limiter, reply, `${rl.bucket}:agent:${agent.id}`, rl.limit);
+    if (rl) await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl);
   });
 
   // Any content type, even a malformed one, is accepted: the parser below sees every body as opaque bytes. The

@@ -23,7 +23,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
     method: METHODS,
     url: '/webhook/:webhookToken',
     bodyLimit: WEBHOOK_BODY_LIMIT,
-    config: { webhookRateLimit: { bucket: 'webhook', limit: LIMITS.webhook } },
+    config: { webhookRateLimit: { bucket: 'webhook', limit: LIMITS.webhook, inWrite: true } },
     handler: async (req, reply) => {
       const result = await startWebhookRun(app.ctx, req.agent!, inbound(req));
       // Spec part 7: 500 on a failed invocation, so a retrying sender redelivers.
@@ -36,7 +36,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
     method: METHODS,
     url: '/webhook-and-wait/:webhookToken',
     bodyLimit: WEBHOOK_BODY_LIMIT,
-    config: { webhookRateLimit: { bucket: 'webhook-and-wait', limit: LIMITS.webhookAndWait } },
+    config: { webhookRateLimit: { bucket: 'webhook-and-wait', limit: LIMITS.webhookAndWait, inWrite: true } },
     handler: async (req, reply) => {
       const outcome = await webhookAndWait(app.ctx, req.agent!, inbound(req), callerGoneSignal(reply));
       return sendOutcome(reply, outcome);
@@ -51,6 +51,7 @@ function inbound(req: FastifyRequest): InboundWebhook {
     headers: req.raw.rawHeaders, // every header as sent, repeats included
     rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
     token: (req.params as { webhookToken: string }).webhookToken,
+    counted: req.rateCount ?? undefined,
   };
 }
 

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { allowEmptyJsonBody } from '../../http/empty-json-body.ts';
 import { bearerToken, parseId } from '../../http/bearer.ts';
-import { enforceRateLimit } from '../../http/rate-limit.ts';
+import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
 import { authenticateZoneRequest } from '../../services/zones/zone-auth.ts';
 import zoneRunRoutes from './runs.ts';
 import zoneWaitpointRoute from './waitpoint.ts';
@@ -12,7 +12,7 @@ import zoneCredentialsRoute from './credentials.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Spec 8.1 zone rows: bucket, per-minute limit, and whom it counts. */
-    zoneRateLimit?: { bucket: string; limit: number; per: 'user' | 'user_agent' };
+    zoneRateLimit?: RouteRateLimit & { bucket: string; per: 'user' | 'user_agent' };
   }
   interface FastifyRequest {
     /** The zone token's user (a member of the agent's organization or a platform admin), set by the zone hook. */
@@ -30,7 +30,7 @@ export default async function zoneRoutes(app: FastifyInstance): Promise<void> {
     const rl = req.routeOptions.config.zoneRateLimit;
     if (rl) {
       const key = rl.per === 'user' ? `${rl.bucket}:user:${caller.userId}` : `${rl.bucket}:user:${caller.userId}:agent:${caller.agent.id}`;
-      await enforceRateLimit(app.ctx.limiter, reply, key, rl.limit);
+      await limitRequest(app, req, reply, key, rl);
     }
   });
   allowEmptyJsonBody(app); // every zone body is optional ({input?}, {payload?})

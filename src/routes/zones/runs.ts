@@ -15,7 +15,7 @@ const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
 const StartBody = Type.Object({ input: Input }, { additionalProperties: true });
 const SyncBody = Type.Object({ input: Input, timeoutMs: Type.Optional(TimeoutMsSchema) }, { additionalProperties: true });
 
-const runsLimit = { zoneRateLimit: { bucket: 'zone-runs', limit: LIMITS.zoneRuns, per: 'user' as const } };
+const runsLimit = { zoneRateLimit: { bucket: 'zone-runs', limit: LIMITS.zoneRuns, per: 'user' as const, inWrite: true } };
 
 // Every field is optional: no body means the agent's default input.
 const emptyBodyIsEmptyObject = async (req: FastifyRequest): Promise<void> => {
@@ -30,7 +30,7 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
   );
 
   r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
-    const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input });
+    const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input, counted: req.rateCount ?? undefined });
     if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
     return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
   });
@@ -42,6 +42,7 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
       input: req.body.input,
       timeoutMs: req.body.timeoutMs,
       callerGone: callerGoneSignal(reply),
+      counted: req.rateCount ?? undefined,
     });
     return sendSyncOutcome(reply, outcome);
   });
@@ -53,6 +54,7 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
       input: req.body.input,
       timeoutMs: req.body.timeoutMs,
       callerGone: callerGoneSignal(reply),
+      counted: req.rateCount ?? undefined,
     });
     if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
     if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it

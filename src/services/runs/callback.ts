@@ -4,6 +4,7 @@
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
 import { findRun, recordIntermediateOutput, transition, type RunRow, type TransitionResult } from '../../storage/runs-repo.ts';
+import type { CountedWrite } from '../../storage/counted-write.ts';
 import type { RunStatus } from '../../runs/run-states.ts';
 
 export interface CallbackError {
@@ -31,9 +32,16 @@ export type CallbackResult =
   | { kind: 'waitpoints_unsupported'; run: RunRow }; // 409
 
 /** Applies one callback to run `runId` of `agent`; a run of another agent is not found (spec 4.8: 404). */
-export async function applyCallback(ctx: AppContext, agent: AgentRow, runId: number, cb: CallbackRequest): Promise<CallbackResult> {
+export async function applyCallback(
+  ctx: AppContext,
+  agent: AgentRow,
+  runId: number,
+  cb: CallbackRequest,
+  /** This request's rate-limit count, made by the run's write (spec 8.1; nothing is written over the limit). */
+  counted?: CountedWrite,
+): Promise<CallbackResult> {
   const now = ctx.clock.now();
-  const mine = { agentId: agent.id };
+  const mine = { agentId: agent.id, counted };
   let to: RunStatus;
   let result: TransitionResult;
   switch (cb.type) {
@@ -65,7 +73,7 @@ export async function applyCallback(ctx: AppContext, agent: AgentRow, runId: num
   }
   switch (result.kind) {
     case 'applied':
-      ctx.runWatch.publish(result.run.id, result.run.status);
+      ctx.runWatch.publishRun(result.run);
       return { kind: 'ok', run: result.run };
     case 'noop':
       return { kind: 'ok', run: result.run };

@@ -55,7 +55,7 @@ export async function ingestRun(ctx: AppContext, agent: AgentRow, req: IngestReq
     if (moved.kind === 'backward') return { kind: 'backward', run: moved.run };
     return { kind: created ? 'created' : 'updated', run: moved.run };
   });
-  if (result.kind !== 'backward') ctx.runWatch.publish(result.run.id, result.run.status);
+  if (result.kind !== 'backward') ctx.runWatch.publishRun(result.run);
   return result;
 }
 

@@ -45,7 +45,7 @@ export async function pollRun(
   const outcome = await applyRemoteStatus(ctx, due, res.value);
   // A terminal write cleared next_poll_at already; anything else may be polled again at next_poll_at.
   if (!('result' in outcome) || outcome.result.kind !== 'applied' || outcome.kind === 'started') await releasePollLease(ctx.db, run.id);
-  if ('result' in outcome && outcome.result.kind === 'applied') ctx.runWatch.publish(run.id, outcome.result.run.status);
+  if ('result' in outcome && outcome.result.kind === 'applied') ctx.runWatch.publishRun(outcome.result.run);
   return outcome;
 }
 

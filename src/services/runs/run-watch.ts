@@ -2,10 +2,11 @@
 // another instance arrives through the NOTIFY the runs repository sends in the same statement as the write.
 // Waiters still re-check the database periodically, so a lost notification only adds latency.
 import type { Db } from '../../storage/db.ts';
-import { RUN_EVENTS_CHANNEL } from '../../storage/runs-repo.ts';
+import { RUN_EVENTS_CHANNEL, type RunRow } from '../../storage/runs-repo.ts';
 import type { RunStatus } from '../../runs/run-states.ts';
 
-type Listener = (status: RunStatus) => void;
+/** `run` is the row as just written, when the write happened on this instance (no need to read it back). */
+type Listener = (status: RunStatus, run?: RunRow) => void;
 
 export class RunWatch {
   private readonly listeners = new Map<number, Set<Listener>>();
@@ -24,11 +25,16 @@ export class RunWatch {
     await this.stopListening?.();
   }
 
-  /** Called after a write on this instance (and for every NOTIFY). Cheap when nobody waits for the run. */
-  publish(runId: number, status: RunStatus): void {
+  /** For every NOTIFY and backstop re-check: only the status is known. Cheap when nobody waits for the run. */
+  publish(runId: number, status: RunStatus, run?: RunRow): void {
     const set = this.listeners.get(runId);
     if (!set) return;
-    for (const listener of set) listener(status);
+    for (const listener of set) listener(status, run);
+  }
+
+  /** Called after a write on this instance, with the row the write returned. */
+  publishRun(run: RunRow): void {
+    this.publish(run.id, run.status, run);
   }
 
   /** Returns an unsubscribe function. */

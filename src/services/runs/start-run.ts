@@ -3,6 +3,7 @@
 // the download through startRun, so the payload and the failure handling are the same everywhere.
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
+import type { CountedWrite } from '../../storage/counted-write.ts';
 import { insertRun, recordTriggered, transition, type RunRow, type TransitionResult } from '../../storage/runs-repo.ts';
 import { mintRunCredentials } from '../agents/agent-tokens.ts';
 import { errors } from '../../errors.ts';
@@ -22,6 +23,8 @@ export interface StartRunArgs {
   createdBy: string | null;
   /** 'trigger' | 'trigger_and_wait' | 'download' | 'webhook' | 'webhook_and_wait' | 'zone' … */
   source: string;
+  /** The request's rate-limit count, made by the run's insert (nothing is written over the limit: 429). */
+  counted?: CountedWrite;
 }
 
 export interface PreparedRun {
@@ -67,7 +70,7 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
     now,
     input: args.storedInput === undefined ? args.input : args.storedInput,
     createdBy: args.createdBy,
-  });
+  }, args.counted);
   // Built field by field: the agent key is never part of a payload (spec 2.3).
   const payload: TaskPayload = { runId: run.id, input: args.input ?? {} };
   // Spec 4.4 (and 2.3): connectionIds and credentialsToken travel together or not at all.
@@ -151,13 +154,13 @@ export async function applyWorkflowAnswer(
       externalRunId: answer.externalRunId,
     });
   }
-  if (result?.kind === 'applied') ctx.runWatch.publish(runId, result.run.status);
+  if (result?.kind === 'applied') ctx.runWatch.publishRun(result.run);
   return { answer, result };
 }
 
 async function failStart(ctx: AppContext, run: RunRow, reason: string): Promise<StartRunResult> {
   const result = await transition(ctx.db, run.id, 'terminal', 'failed', ctx.clock.now(), { error: reason });
-  if (result.kind === 'applied') ctx.runWatch.publish(run.id, result.run.status);
+  if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   const row = result.kind === 'not_found' ? run : result.run;
   ctx.log.warn({ runId: run.id, agentId: run.agent_id, reason }, 'runtime invocation failed');
   return { ok: false, run: row, reason };

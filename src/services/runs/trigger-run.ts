@@ -1,6 +1,7 @@
 // Spec 4.1: the asynchronous trigger. Eligibility, attribution and the input merge, then startRun.
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
+import type { CountedWrite } from '../../storage/counted-write.ts';
 import { errors } from '../../errors.ts';
 import { deepMerge } from '../../lib/merge.ts';
 import { attributableUser } from '../agents/attribution.ts';
@@ -9,6 +10,8 @@ import { startRun, type StartRunResult } from './start-run.ts';
 export interface TriggerRequest {
   input?: object;
   userId?: string | null;
+  /** This request's rate-limit count, made by the run's insert. */
+  counted?: CountedWrite;
 }
 
 /** Spec 4.1: managed_by='platform', status='active', allow_external_triggers — otherwise 403. */
@@ -23,5 +26,5 @@ export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerR
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
   // The caller's values win; deepMerge skips __proto__/constructor/prototype and builds fresh objects.
   const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
-  return startRun(ctx, { agent, input, createdBy, source });
+  return startRun(ctx, { agent, input, createdBy, source, counted: req.counted });
 }

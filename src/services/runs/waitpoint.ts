@@ -110,7 +110,7 @@ async function claim(ctx: AppContext, runId: number, agentId: number, tokenId: s
     const res = await transition(tx, runId, 'resumed', 'running', ctx.clock.now(), { waitState: null }, { agentId });
     return res.kind === 'applied' ? res.run : null;
   });
-  if (moved) ctx.runWatch.publish(moved.id, moved.status);
+  if (moved) ctx.runWatch.publishRun(moved);
   return moved;
 }
 
@@ -126,7 +126,7 @@ async function unclaim(ctx: AppContext, runId: number, agentId: number, waitStat
     const res = await transition(tx, runId, 'waiting', 'waiting', ctx.clock.now(), { waitState }, { agentId });
     return res.kind === 'applied' ? res.run : null;
   });
-  if (moved) ctx.runWatch.publish(moved.id, moved.status);
+  if (moved) ctx.runWatch.publishRun(moved);
   else ctx.log.warn({ runId }, 'waitpoint completion refused, and the run moved meanwhile: claim left as is');
 }
 

@@ -7,8 +7,10 @@
 // query and re-publishes the terminal ones: a lost notification costs latency, never the answer.
 //
 // Per wait this keeps one closure, one listener entry and one deadline timer: no interval and no query of its
-// own. First looks that arrive together are batched into one query too, so a burst of waits costs a handful of
-// statements, and the full row is read only once the run is terminal (or at the deadline).
+// own. A terminal write on this instance hands its row to the waits, so they read nothing; one woken by another
+// instance reads the row once. A wait on a run this instance has just created, subscribed before the runtime
+// learns of the run, needs no first look either (`fresh`): nothing can have ended the run before. Other first
+// looks that arrive together are batched into one query, so a burst of waits costs a handful of statements.
 import type { AppContext } from '../../context.ts';
 import { findRun, findRunStatuses, findTerminalAmong, type RunRow } from '../../storage/runs-repo.ts';
 import { isTerminal, type RunStatus } from '../../runs/run-states.ts';
@@ -30,6 +32,17 @@ export interface AwaitOptions {
   deadline: number;
   /** Ends the wait (not the run) early, e.g. when the caller disconnects. */
   signal?: AbortSignal;
+  /**
+   * The run was just created here and nothing that could end it knows its id yet (the runtime is invoked after
+   * this call): skip the first look.
+   */
+  fresh?: boolean;
+}
+
+export interface RunWait {
+  outcome: Promise<AwaitOutcome>;
+  /** Ends the wait now as `aborted` (a no-op once it has ended). */
+  cancel(): void;
 }
 
 type Ctx = Pick<AppContext, 'db' | 'runWatch' | 'log'>;
@@ -39,9 +52,15 @@ export const DEFAULT_BACKSTOP_MS = 1_500;
 
 /** Resolves when run `runId` is terminal, the deadline passes or the signal fires. Never changes the run. */
 export function awaitTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): Promise<AwaitOutcome> {
-  if (opts.signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+  return watchTerminal(ctx, runId, opts).outcome;
+}
+
+/** awaitTerminal that can also be ended by its caller. Subscribed when this returns. */
+export function watchTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): RunWait {
+  if (opts.signal?.aborted) return { outcome: Promise.resolve({ kind: 'aborted' }), cancel: () => {} };
   const registry = registryFor(ctx);
-  return new Promise<AwaitOutcome>((resolve, reject) => {
+  let cancel = (): void => {};
+  const outcome = new Promise<AwaitOutcome>((resolve, reject) => {
     let done = false;
     let reading = false;
     let readAgain = false;
@@ -82,8 +101,13 @@ export function awaitTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): Prom
     };
 
     const onAbort = (): void => finish({ kind: 'aborted' });
-    const unwatch = ctx.runWatch.watch(runId, (status) => {
-      if (isTerminal(status)) void readTerminal();
+    cancel = onAbort;
+    const unwatch = ctx.runWatch.watch(runId, (status, run) => {
+      if (!isTerminal(status)) return;
+      if (run) finish({ kind: 'terminal', run });
+      // Only the status (a NOTIFY): read the row, one turn later. A write on this instance sends its NOTIFY too,
+      // and that echo can arrive just before the write's own row is published here, which then wins.
+      else setImmediate(readTerminal);
     });
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -104,11 +128,14 @@ export function awaitTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): Prom
     const timer = setTimeout(() => void expire(), Math.max(0, opts.deadline - Date.now()));
 
     // The first look, after subscribing (no lost wake-up), batched with every other wait starting now.
-    registry.firstLook(runId, (status) => {
-      if (status === null) finish({ kind: 'not_found' });
-      else if (isTerminal(status)) void readTerminal();
-    });
+    if (!opts.fresh) {
+      registry.firstLook(runId, (status) => {
+        if (status === null) finish({ kind: 'not_found' });
+        else if (isTerminal(status)) void readTerminal();
+      });
+    }
   });
+  return { outcome, cancel: () => cancel() };
 }
 
 /**

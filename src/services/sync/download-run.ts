@@ -17,6 +17,7 @@ import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
 import { findRun, transition, type RunPatch, type RunRow } from '../../storage/runs-repo.ts';
 import type { RunStatus } from '../../runs/run-states.ts';
+import type { CountedWrite } from '../../storage/counted-write.ts';
 import { errors } from '../../errors.ts';
 import { deepMerge } from '../../lib/merge.ts';
 import { attributableUser } from '../agents/attribution.ts';
@@ -30,6 +31,8 @@ export interface DownloadRequest {
   input?: object;
   userId?: string;
   timeoutMs?: number;
+  /** This request's rate-limit count, made by the run's insert. */
+  counted?: CountedWrite;
 }
 
 export type DownloadOutcome =
@@ -62,6 +65,7 @@ export async function triggerAndDownload(ctx: AppContext, agent: AgentRow, req: 
     windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms }),
     source: 'download',
     callerGone,
+    counted: req.counted,
   });
 }
 
@@ -71,6 +75,7 @@ export interface StartDownloadArgs {
   windowMs: number;
   source: string;
   callerGone?: AbortSignal;
+  counted?: CountedWrite;
 }
 
 /** The streaming core, for trigger-and-download and the zone `runs/download` (eligibility checked by the caller). */
@@ -81,7 +86,7 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
   if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {
     throw errors.agentUnavailable('the agent\'s runtime cannot stream a file (task runtimes return values, not files)');
   }
-  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source });
+  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source, counted: args.counted });
   const { run } = prepared;
   // Failed or cancelled by someone else (this or another instance): the call has no one left to serve.
   const endedElsewhere = new AbortController();
@@ -120,7 +125,7 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
 
   // Streaming starts: the run is running (spec 4.3). A run failed or cancelled meanwhile is not streamed.
   const started = await transition(ctx.db, run.id, 'started', 'running', ctx.clock.now(), { externalRunId: upstream.externalRunId ?? null });
-  if (started.kind === 'applied') ctx.runWatch.publish(run.id, started.run.status);
+  if (started.kind === 'applied') ctx.runWatch.publishRun(started.run);
   const current = started.kind === 'not_found' ? run : started.run;
   if (current.status === 'failed' || current.status === 'cancelled') {
     upstream.body.destroy();
@@ -186,6 +191,6 @@ async function finish(ctx: AppContext, run: RunRow, to: Extract<RunStatus, 'comp
   const now = ctx.clock.now();
   const durationMs = Math.max(0, now.getTime() - new Date(run.created_at).getTime());
   const result = await transition(ctx.db, run.id, 'terminal', to, now, { ...patch, durationMs, completedAt: now });
-  if (result.kind === 'applied') ctx.runWatch.publish(run.id, result.run.status);
+  if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   return result.kind === 'not_found' ? run : result.run;
 }

@@ -9,8 +9,8 @@
 import type { AppContext } from '../../context.ts';
 import { transition, type RunRow } from '../../storage/runs-repo.ts';
 import { isTerminal } from '../../runs/run-states.ts';
-import { abortHeldCall, startRun, type StartRunArgs } from '../runs/start-run.ts';
-import { awaitTerminal } from './await-run.ts';
+import { abortHeldCall, invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
+import { watchTerminal } from './await-run.ts';
 import { pollTaskWhileWaiting, withTaskReturnValue } from './task-wait.ts';
 
 export type SyncOutcome =
@@ -37,38 +37,51 @@ export const NO_ANSWER_REASON = 'the runtime did not respond within the wait win
 export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: SyncWaitOptions): Promise<SyncOutcome> {
   // The window starts with the request, so invoking the runtime is inside it.
   const deadline = Date.now() + opts.windowMs;
-  const started = await startRun(ctx, args);
-  if (!started.ok) return { kind: 'not_started', run: started.run, reason: started.reason };
-  const { run, invoked, prepared } = started;
+  const prepared = await prepareRun(ctx, args);
+  const runId = prepared.run.id;
+  // Subscribed before the runtime learns of the run: no end can be missed, so no first look is needed.
+  const wait = watchTerminal(ctx, runId, { deadline, signal: opts.signal, fresh: true });
+  let started: StartRunResult;
+  try {
+    started = await invokePrepared(ctx, args.agent, prepared);
+  } catch (err) {
+    wait.cancel();
+    throw err;
+  }
+  if (!started.ok) {
+    wait.cancel();
+    return { kind: 'not_started', run: started.run, reason: started.reason };
+  }
 
-  if (invoked.answer === undefined) {
-    // Task runtime: poll while waiting; the callback, the background poller or an alert may also end it.
+  if (started.invoked.answer === undefined) {
+    // Task runtime: poll while waiting; the callback, the background poller or an alert may also end it. Only
+    // what polling and the return value need is kept across the wait, not the run's input or payload.
+    const { runtime, adapter } = prepared;
+    const externalRunId = started.invoked.externalRunId;
+    const { status, started_at, created_at } = started.run;
+    const run = { id: runId, status, started_at, created_at, external_run_id: externalRunId };
     const stopPolling = new AbortController();
-    const poll = pollTaskWhileWaiting(
-      ctx,
-      { run, runningTimeoutMs: args.agent.running_timeout_ms, prepared, externalRunId: invoked.externalRunId },
-      stopPolling.signal,
-    );
+    const poll = pollTaskWhileWaiting(ctx, { run, runningTimeoutMs: args.agent.running_timeout_ms, runtime, adapter }, stopPolling.signal);
     let res;
     try {
-      res = await awaitTerminal(ctx, run.id, { deadline, signal: opts.signal });
+      res = await wait.outcome;
     } finally {
       stopPolling.abort();
     }
-    if (res.kind === 'aborted') return { kind: 'caller_gone', runId: run.id };
-    if (res.kind === 'not_found') throw new Error(`run ${run.id} vanished while waited for`);
+    if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
+    if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
     if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
-    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, prepared, res.run, deadline, invoked.externalRunId);
+    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, { runtime, adapter }, res.run, deadline, externalRunId);
     return { kind: 'finished', run: finished };
   }
 
-  const res = await awaitTerminal(ctx, run.id, { deadline, signal: opts.signal });
-  if (res.kind === 'aborted') return { kind: 'caller_gone', runId: run.id };
-  if (res.kind === 'not_found') throw new Error(`run ${run.id} vanished while waited for`);
+  const res = await wait.outcome;
+  if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
+  if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
   if (res.kind === 'terminal') return { kind: 'finished', run: res.run };
   // Handed back at shutdown, the window did not elapse: the run's silence proves nothing yet.
   if (res.run.status !== 'queued' || res.handedBack) return { kind: 'timed_out', run: res.run };
-  return failSilentWorkflowRun(ctx, run.id);
+  return failSilentWorkflowRun(ctx, runId);
 }
 
 /** Spec part 3 / decisions.md: fails the run only if it is still queued at this instant (one guarded write). */
@@ -76,7 +89,7 @@ async function failSilentWorkflowRun(ctx: AppContext, runId: number): Promise<Sy
   const result = await transition(ctx.db, runId, 'no_sign_of_life', 'failed', ctx.clock.now(), { error: NO_ANSWER_REASON });
   if (result.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
   if (result.kind === 'applied') {
-    ctx.runWatch.publish(runId, result.run.status);
+    ctx.runWatch.publishRun(result.run);
     // The held call would be ended by the terminal wake-up anyway; ending it here frees the socket at once.
     abortHeldCall(ctx, runId, 'window');
     ctx.log.warn({ runId }, 'workflow runtime showed no sign of life within the wait window; run failed');

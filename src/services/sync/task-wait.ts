@@ -12,6 +12,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../../context.ts';
 import { findRun, replaceCompletedOutput, type RunRow } from '../../storage/runs-repo.ts';
+import type { PolledRun } from '../../storage/poll-repo.ts';
 import type { RemoteStatus } from '../../runtimes/runtime-adapter.ts';
 import { outputsOf } from '../runs/run-output.ts';
 import { storableValue } from '../../lib/storable-json.ts';
@@ -30,16 +31,17 @@ export interface TaskPoll {
 /** Polls the runtime until `stop` fires or the run is terminal there. Never throws. */
 export function pollTaskWhileWaiting(
   ctx: AppContext,
-  p: { run: RunRow; runningTimeoutMs: number; prepared: Pick<PreparedRun, 'runtime' | 'adapter'>; externalRunId: string | null },
+  p: { run: PolledRun; runningTimeoutMs: number } & Pick<PreparedRun, 'runtime' | 'adapter'>,
   stop: AbortSignal,
 ): TaskPoll {
+  const externalRunId = p.run.external_run_id;
   let applied = false;
   let attempt = 0;
   let timer: NodeJS.Timeout | null = null;
   stop.addEventListener('abort', () => timer && clearTimeout(timer), { once: true });
 
   const next = (): void => {
-    if (stop.aborted || !p.externalRunId) return;
+    if (stop.aborted || !externalRunId) return;
     timer = setTimeout(() => void once(), POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]);
     timer.unref();
   };
@@ -47,14 +49,14 @@ export function pollTaskWhileWaiting(
     timer = null;
     if (stop.aborted) return;
     try {
-      const res = await p.prepared.adapter.fetchStatus(p.prepared.runtime, p.externalRunId!);
+      const res = await p.adapter.fetchStatus(p.runtime, externalRunId!);
       if (stop.aborted) return;
       if (res.ok) {
-        const outcome = await applyRemoteStatus(ctx, { run: p.run, runtimeId: p.prepared.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
+        const outcome = await applyRemoteStatus(ctx, { run: p.run, runtimeId: p.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
         if ('result' in outcome && outcome.result.kind === 'applied') {
           // Marked before the wake-up is published, so the waiter never sees the run terminal without the flag.
           applied = outcome.kind === 'terminal';
-          ctx.runWatch.publish(p.run.id, outcome.result.run.status);
+          ctx.runWatch.publishRun(outcome.result.run);
         }
         if (isFinal(res.value)) return; // terminal there: nothing more to learn
       }

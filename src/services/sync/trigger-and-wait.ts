@@ -2,6 +2,7 @@
 // caller until it is terminal or the window (8.3) closes.
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
+import type { CountedWrite } from '../../storage/counted-write.ts';
 import { errors } from '../../errors.ts';
 import { deepMerge } from '../../lib/merge.ts';
 import { attributableUser } from '../agents/attribution.ts';
@@ -12,6 +13,8 @@ export interface TriggerAndWaitRequest {
   input?: object;
   userId?: string;
   timeoutMs?: number;
+  /** This request's rate-limit count, made by the run's insert. */
+  counted?: CountedWrite;
 }
 
 /**
@@ -36,5 +39,5 @@ export async function triggerAndWait(
   // Spec 4.2: merged on top of the saved default input; the caller's values win.
   const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
   const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms });
-  return startAndAwait(ctx, { agent, input, createdBy, source: 'trigger_and_wait' }, { windowMs, signal });
+  return startAndAwait(ctx, { agent, input, createdBy, source: 'trigger_and_wait', counted: req.counted }, { windowMs, signal });
 }

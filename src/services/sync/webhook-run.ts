@@ -2,6 +2,7 @@
 // inbound request only (no merge with the agent's default input), and the stored snapshot is redacted.
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
+import type { CountedWrite } from '../../storage/counted-write.ts';
 import { errors } from '../../errors.ts';
 import { secretMatches } from '../../lib/secrets.ts';
 import { buildWebhookObject, redactForStorage, REDACTED, type BuildWebhookInput } from '../../webhooks/webhook-request.ts';
@@ -29,12 +30,14 @@ export function assertWebhookTriggerable(agent: AgentRow): void {
 export interface InboundWebhook extends Omit<BuildWebhookInput, 'receivedAt'> {
   /** The path token, scrubbed from the stored snapshot wherever a proxy header echoed the URL. */
   token: string;
+  /** This request's rate-limit count, made by the run's insert. */
+  counted?: CountedWrite;
 }
 
 /** spec 4.6: 202 {runId, status:'queued'}; a failed invocation is `not_started` (500 upstream). */
 export async function startWebhookRun(ctx: AppContext, agent: AgentRow, inbound: InboundWebhook): Promise<StartRunResult> {
   assertWebhookTriggerable(agent);
-  return startRun(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook' });
+  return startRun(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook', counted: inbound.counted });
 }
 
 /** spec 4.7: as 4.6, then held for min(running timeout, 5 min) (spec 8.3). */
@@ -46,12 +49,12 @@ export async function webhookAndWait(ctx: AppContext, agent: AgentRow, inbound: 
     throw errors.agentUnavailable('the agent\'s runtime does not support synchronous triggering');
   }
   const windowMs = webhookWaitWindowMs(agent.running_timeout_ms);
-  return startAndAwait(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook_and_wait' }, { windowMs, signal });
+  return startAndAwait(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook_and_wait', counted: inbound.counted }, { windowMs, signal });
 }
 
 /** Task input `{webhook}` (verbatim headers, raw body) and the stored snapshot (masked, no raw body, no token). */
 function webhookInputs(ctx: AppContext, inbound: InboundWebhook): { input: unknown; storedInput: unknown } {
-  const { token, ...request } = inbound;
+  const { token, counted: _counted, ...request } = inbound;
   const webhook = buildWebhookObject({ ...request, receivedAt: ctx.clock.now() });
   return { input: { webhook }, storedInput: { webhook: scrubSecret(redactForStorage(webhook), token) } };
 }

@@ -3,6 +3,7 @@
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
 import { findRun } from '../../storage/runs-repo.ts';
+import type { CountedWrite } from '../../storage/counted-write.ts';
 import { errors } from '../../errors.ts';
 import { deepMerge } from '../../lib/merge.ts';
 import { toSyncRunView, type SyncRunView } from '../runs/run-view.ts';
@@ -32,6 +33,8 @@ export interface ZoneRunRequest {
   agent: AgentRow;
   userId: string;
   input?: object;
+  /** This request's rate-limit count, made by the run's insert. */
+  counted?: CountedWrite;
 }
 
 /** The run input as 4.1 builds it: the caller's values merged over the agent's saved default input. */
@@ -41,7 +44,7 @@ export function zoneInput(agent: AgentRow, input: object | undefined): unknown {
 
 /** zones.md `POST …/runs` (as 4.1). */
 export async function startZoneRun(ctx: AppContext, req: ZoneRunRequest): Promise<StartRunResult> {
-  return startRun(ctx, { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone' });
+  return startRun(ctx, { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone', counted: req.counted });
 }
 
 export interface ZoneSyncRequest extends ZoneRunRequest {
@@ -55,7 +58,7 @@ export async function startZoneRunAndWait(ctx: AppContext, req: ZoneSyncRequest)
   const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms });
   return startAndAwait(
     ctx,
-    { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait' },
+    { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait', counted: req.counted },
     { windowMs, signal: req.callerGone },
   );
 }
@@ -69,5 +72,6 @@ export async function startZoneDownload(ctx: AppContext, req: ZoneSyncRequest): 
     windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms }),
     source: 'zone_download',
     callerGone: req.callerGone,
+    counted: req.counted,
   });
 }
