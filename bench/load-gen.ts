@@ -35,7 +35,7 @@ async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
   const worker = async (): Promise<void> => {
     for (;;) {
       const start = performance.now();
-      if (start >= end) return;
+      if (start >= end && (next >= (job.atLeast ?? 0) || start >= end + 60_000)) return;
       const spec = job.requests[next++ % job.requests.length]!;
       let code: string;
       try {

@@ -20,6 +20,8 @@ export interface ThroughputJob {
   connections: number;
   warmupMs: number;
   durationMs: number;
+  /** Go on past durationMs (up to a minute more) until this many requests were sent: a pass over the whole list. */
+  atLeast?: number;
 }
 
 export interface LatencySummary {

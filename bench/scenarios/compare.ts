@@ -27,8 +27,8 @@ export interface SideResult {
 
 export const TIMING = { connections: 32, preWarmMs: 2_000, warmupMs: 1_000, sliceMs: 4_000, slices: 2 };
 
-async function measure(h: Harness, side: Side, warmupMs: number, durationMs: number): Promise<{ r: ThroughputResult; p: HostProfile }> {
-  const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs };
+async function measure(h: Harness, side: Side, warmupMs: number, durationMs: number, atLeast?: number): Promise<{ r: ThroughputResult; p: HostProfile }> {
+  const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs, atLeast };
   const { result, profile } = await h.profile(side.inst, () => h.call<ThroughputResult>(h.load, 'throughput', job));
   return { r: result, p: profile };
 }
@@ -78,15 +78,20 @@ function combine(parts: Array<{ r: ThroughputResult; p: HostProfile }>): SideRes
 }
 
 export async function compareThroughput(h: Harness, service: Side, baseline: Side, label: string): Promise<{ service: SideResult; baseline: SideResult }> {
-  await measure(h, baseline, 0, TIMING.preWarmMs);
-  await measure(h, service, 0, TIMING.preWarmMs);
+  // Pre-warm: at least one pass over every request (every agent), as a long-running instance has seen them,
+  // so the measured windows are the steady state of the service's caches rather than its first minutes.
+  const preWarm = async (side: Side) => measure(h, side, 0, TIMING.preWarmMs, side.requests.length);
+  await preWarm(baseline);
+  await preWarm(service);
   // BENCH_CPU_PROF=<dir>: one extra service window under the V8 profiler, written as <dir>/<label>.cpuprofile.
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) {
     await mkdir(profDir, { recursive: true });
-    await h.call(service.inst.host, 'cpuProfileStart');
-    await measure(h, service, 0, TIMING.sliceMs);
-    await h.call(service.inst.host, 'cpuProfileStop', path.resolve(profDir, `${label.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`));
+    for (const [side, suffix] of [[service, ''], [baseline, '-baseline']] as const) {
+      await h.call(side.inst.host, 'cpuProfileStart');
+      await measure(h, side, 0, TIMING.sliceMs);
+      await h.call(side.inst.host, 'cpuProfileStop', path.resolve(profDir, `${label.replace(/[^a-z0-9]+/gi, '-')}${suffix}.cpuprofile`));
+    }
   }
   const b: Array<{ r: ThroughputResult; p: HostProfile }> = [];
   const s: Array<{ r: ThroughputResult; p: HostProfile }> = [];

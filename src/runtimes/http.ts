@@ -2,6 +2,7 @@
 // 10 s connect) would let one stuck runtime pin a request, a sweeper tick or a socket for minutes.
 import { Agent, Pool, request, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Outcome, RuntimeFailure } from './runtime-adapter.ts';
 
 export interface HttpTimeouts {
@@ -104,9 +105,6 @@ export class RuntimeHttp {
   /** One API round trip, read whole (up to maxJsonBytes). Expected failures come back as values. */
   async call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
     const { headersMs, bodyMs } = this.timeouts;
-    // bodyTimeout is an idle timer: a runtime trickling one byte per second would never trip it, so the whole
-    // call also has a ceiling.
-    const ceiling = AbortSignal.timeout(headersMs + bodyMs);
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     let body: string | undefined;
     if (req.json !== undefined) {
@@ -119,21 +117,13 @@ export class RuntimeHttp {
         method: req.method,
         headers,
         body,
-        signal: ceiling,
         headersTimeout: headersMs,
         bodyTimeout: bodyMs,
       });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > this.maxJsonBytes) {
-          res.body.destroy();
-          return fail('bad_response', `${req.what}: answer larger than ${this.maxJsonBytes} bytes`);
-        }
-        chunks.push(chunk);
-      }
-      const text = Buffer.concat(chunks).toString('utf8');
+      const read = await readCapped(res.body, this.maxJsonBytes, Date.now() + headersMs + bodyMs);
+      if (read === 'too_large') return fail('bad_response', `${req.what}: answer larger than ${this.maxJsonBytes} bytes`);
+      if (read === 'too_slow') return fail('timeout', `${req.what}: no complete answer within ${headersMs + bodyMs} ms`, true);
+      const text = read.toString('utf8');
       const parsed = parseJson(text);
       return {
         ok: true,
@@ -146,10 +136,36 @@ export class RuntimeHttp {
         },
       };
     } catch (err) {
-      if (ceiling.aborted) return fail('timeout', `${req.what}: no complete answer within ${headersMs + bodyMs} ms`, true);
       return { ok: false, failure: transportFailure(err, req.what) };
     }
   }
+}
+
+/**
+ * A body read whole, up to `max` bytes and until `deadline` (ms since the epoch). undici's bodyTimeout is an idle
+ * timer, so a runtime trickling a byte at a time would never trip it: each chunk is also checked against the
+ * whole call's ceiling (a silent runtime trips the idle timer first). Events rather than an async iterator, and
+ * no timer of its own: this is on every runtime call's path.
+ */
+function readCapped(body: Readable, max: number, deadline: number): Promise<Buffer | 'too_large' | 'too_slow'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (why: 'too_large' | 'too_slow'): void => {
+      body.off('data', onData);
+      body.destroy();
+      resolve(why);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > max) return stop('too_large');
+      if (Date.now() > deadline) return stop('too_slow');
+      chunks.push(chunk);
+    };
+    body.on('data', onData);
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    body.once('error', reject);
+  });
 }
 
 export function fail(kind: RuntimeFailure['kind'], message: string, retryable?: boolean): { ok: false; failure: RuntimeFailure } {
@@ -213,17 +229,26 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
  * is percent-encoded so an id can never climb out of the intended path. Null when the base is not http(s).
  */
 export function joinUrl(baseUrl: string, ...segments: string[]): URL | null {
-  let base: URL;
+  const base = parsedBase(baseUrl);
+  return base === null ? null : new URL(`${base}/${segments.map(encodeURIComponent).join('/')}`);
+}
+
+// Runtime base URLs are few and used on every call: each is parsed once (origin + path prefix, or null).
+const bases = new Map<string, string | null>();
+
+function parsedBase(baseUrl: string): string | null {
+  let base = bases.get(baseUrl);
+  if (base !== undefined) return base;
   try {
-    base = new URL(baseUrl);
+    const url = new URL(baseUrl);
+    url.search = '';
+    url.hash = '';
+    base = url.protocol === 'http:' || url.protocol === 'https:' ? url.href.replace(/\/+$/, '') : null;
   } catch {
-    return null;
+    base = null;
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') return null;
-  const prefix = base.pathname.replace(/\/+$/, '');
-  base.pathname = `${prefix}/${segments.map(encodeURIComponent).join('/')}`;
-  base.search = '';
-  base.hash = '';
+  if (bases.size >= 1_000) bases.clear();
+  bases.set(baseUrl, base);
   return base;
 }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, seedUser } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { insertRun, transition, type RunRow } from '../../src/storage/runs-repo.ts';
+import { findRun, insertRun, transition, type RunRow } from '../../src/storage/runs-repo.ts';
 import { appendAudit } from '../../src/storage/audit-repo.ts';
 import { call, expectInvalid, ok } from './admin-helpers.ts';
 
@@ -16,7 +16,8 @@ afterAll(() => t.close());
 
 async function run(agentId: number, extra: Partial<Parameters<typeof insertRun>[1]> = {}): Promise<RunRow> {
   clock.advance(1000);
-  return insertRun(t.db, { agentId, status: 'queued', source: 'trigger', now: clock.now(), ...extra });
+  const { id } = await insertRun(t.db, { agentId, status: 'queued', source: 'trigger', now: clock.now(), ...extra });
+  return (await findRun(t.db, id))!;
 }
 
 describe('GET /runs/{runId}', () => {

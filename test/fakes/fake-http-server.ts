@@ -21,6 +21,8 @@ export type Fault =
   | { kind: 'slow'; delayMs: number }
   /** The request is read and never answered. */
   | { kind: 'hang' }
+  /** Headers at once, then one body byte every `everyMs`, never ending: never idle long enough for an idle timer. */
+  | { kind: 'trickle'; everyMs: number }
   /** A proxy's error page or similar: valid HTTP, wrong content (default 200 text/html). */
   | { kind: 'garbage'; status?: number; contentType?: string; body?: string }
   /** Bytes that are not HTTP at all. */
@@ -130,6 +132,13 @@ export abstract class FakeHttpServer {
     }
     const fault = this.#takeFault(url.pathname);
     if (fault?.kind === 'hang') return;
+    if (fault?.kind === 'trickle') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      const timer = setInterval(() => res.write(' '), fault.everyMs);
+      res.once('close', () => clearInterval(timer));
+      return;
+    }
     if (fault?.kind === 'not-http') {
       req.socket.end('THIS IS NOT HTTP\r\n\r\n');
       return;

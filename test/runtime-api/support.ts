@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers/test-app.ts';
 import type { RateLimiter } from '../../src/limits/rate-limiter.ts';
-import { insertRun, type RunRow } from '../../src/storage/runs-repo.ts';
+import { findRun, insertRun, type RunRow } from '../../src/storage/runs-repo.ts';
 import type { RunStatus } from '../../src/runs/run-states.ts';
 
 /** For tests that are not about rate limits: the callback bucket (20/min per agent) would otherwise bite. */
@@ -45,7 +45,8 @@ export function nested(depth: number): unknown {
 
 export async function seedRun(t: TestApp, agentId: number, status: RunStatus = 'running', extra: Partial<Parameters<typeof insertRun>[1]> = {}): Promise<RunRow> {
   const now = t.ctx.clock.now();
-  return insertRun(t.db, { agentId, status, source: 'trigger', now, startedAt: status === 'queued' ? null : now, ...extra });
+  const { id } = await insertRun(t.db, { agentId, status, source: 'trigger', now, startedAt: status === 'queued' ? null : now, ...extra });
+  return (await findRun(t.db, id))!;
 }
 
 export async function seedConnection(t: TestApp, agentId: number, integrationId: string, active = true): Promise<string> {

@@ -228,4 +228,15 @@ describe('Trigger.dev adapter: a misbehaving runtime', () => {
     expect(expectFailure(await adapter.fetchStatus(runtime, 'run_x')).kind).toBe('timeout');
     expect(Date.now() - t0).toBeLessThan(1500);
   });
+
+  it('bounds a runtime that trickles its answer (never idle) by the whole-call ceiling, headers + body timeouts', async () => {
+    fake.setFault({ kind: 'trickle', everyMs: 50 }, { times: 1 });
+    const t0 = Date.now();
+    const failure = expectFailure(await adapter.fetchStatus(runtime, 'run_x'));
+    expect(failure).toMatchObject({ kind: 'timeout', retryable: true });
+    expect(failure.message).toMatch(/no complete answer within 800 ms/);
+    // Stopped at the first byte after the 800 ms ceiling, not left to trickle on.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(800);
+    expect(Date.now() - t0).toBeLessThan(3000);
+  });
 });

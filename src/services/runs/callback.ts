@@ -26,7 +26,7 @@ export type CallbackRequest =
   | { type: 'waiting'; tokenId: string; description: string; url: string | null; output: object | null };
 
 export type CallbackResult =
-  | { kind: 'ok'; run: RunRow }
+  | { kind: 'ok' }
   | { kind: 'not_found' }
   | { kind: 'backward'; run: RunRow; to: RunStatus } // 409
   | { kind: 'waitpoints_unsupported'; run: RunRow }; // 409
@@ -53,7 +53,12 @@ export async function applyCallback(
       const patch = { outputData: cb.output, outputs: cb.outputs };
       if (cb.outcome === 'intermediate') {
         to = 'running';
-        result = await recordIntermediateOutput(ctx.db, runId, now, patch, mine);
+        const recorded = await recordIntermediateOutput(ctx.db, runId, now, patch, mine);
+        if (recorded.kind === 'applied') {
+          ctx.runWatch.publish(recorded.run.id, recorded.run.status);
+          return { kind: 'ok' };
+        }
+        result = recorded;
       } else {
         to = cb.outcome;
         result = await transition(ctx.db, runId, 'terminal', to, now, cb.outcome === 'failed' ? { ...patch, error: cb.error } : patch, mine);
@@ -74,9 +79,9 @@ export async function applyCallback(
   switch (result.kind) {
     case 'applied':
       ctx.runWatch.publishRun(result.run);
-      return { kind: 'ok', run: result.run };
+      return { kind: 'ok' };
     case 'noop':
-      return { kind: 'ok', run: result.run };
+      return { kind: 'ok' };
     case 'backward':
       return { kind: 'backward', run: result.run, to };
     case 'not_found':

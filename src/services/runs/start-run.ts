@@ -4,7 +4,7 @@
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
 import type { CountedWrite } from '../../storage/counted-write.ts';
-import { insertRun, recordTriggered, transition, type RunRow, type TransitionResult } from '../../storage/runs-repo.ts';
+import { insertRun, recordTriggered, transition, type RunHead, type TransitionResult } from '../../storage/runs-repo.ts';
 import { mintRunCredentials } from '../agents/agent-tokens.ts';
 import { errors } from '../../errors.ts';
 import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPayload, WorkflowAnswer } from '../../runtimes/runtime-adapter.ts';
@@ -28,7 +28,7 @@ export interface StartRunArgs {
 }
 
 export interface PreparedRun {
-  run: RunRow;
+  run: RunHead;
   payload: TaskPayload;
   runtime: RuntimeConnection;
   adapter: RuntimeAdapter;
@@ -37,13 +37,13 @@ export interface PreparedRun {
 export type StartRunResult =
   | {
       ok: true;
-      run: RunRow;
+      run: RunHead;
       invoked: Invoked;
       prepared: PreparedRun;
       /** Workflow runtimes: resolves once the held answer has been applied to the run (never rejects). */
       settled?: Promise<HeldSettlement>;
     }
-  | { ok: false; run: RunRow; reason: string }; // the run is already written `failed` with that reason
+  | { ok: false; run: RunHead; reason: string }; // the run is already written `failed` with that reason
 
 /**
  * n8n answers an unregistered webhook path at once with 404 "… is not registered", after the request was
@@ -94,22 +94,24 @@ export async function startRun(ctx: AppContext, args: StartRunArgs): Promise<Sta
 
 export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared: PreparedRun): Promise<StartRunResult> {
   const { run, payload, runtime, adapter } = prepared;
-  // A run can be queued up to the queued timeout, then run up to the running timeout: the held call's backstop.
-  const held = holdCall(ctx, run.id, ctx.config.queuedTimeoutMs + agent.running_timeout_ms);
-  const res = await adapter.invoke({ runtime, target: agent.target ?? '', payload, signal: held.signal });
+  // Only a workflow runtime's call is held open (until its answer). A run can be queued up to the queued
+  // timeout, then run up to the running timeout: the held call's backstop.
+  const held = adapter.supportsSyncInvoke ? holdCall(ctx, run.id, ctx.config.queuedTimeoutMs + agent.running_timeout_ms) : null;
+  const res = await adapter.invoke({ runtime, target: agent.target ?? '', payload, signal: held?.signal });
   if (!res.ok) {
-    held.release();
+    held?.release();
     return failStart(ctx, run, invokeFailureReason(res.failure));
   }
   const invoked = res.value;
   if (!invoked.answer) {
-    held.release();
+    held?.release();
     const now = ctx.clock.now();
     const nextPoll = new Date(now.getTime() + agent.poll_interval_s * 1000);
     const updated = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now);
     return { ok: true, run: updated ?? run, invoked, prepared };
   }
 
+  if (!held) throw new Error(`the ${runtime.kind} adapter answered a call it does not hold`);
   const early = await Promise.race([invoked.answer, delay(WORKFLOW_REFUSAL_GRACE_MS)]);
   if (early && isUnregisteredWebhook(early)) {
     held.release();
@@ -158,7 +160,7 @@ export async function applyWorkflowAnswer(
   return { answer, result };
 }
 
-async function failStart(ctx: AppContext, run: RunRow, reason: string): Promise<StartRunResult> {
+async function failStart(ctx: AppContext, run: RunHead, reason: string): Promise<StartRunResult> {
   const result = await transition(ctx.db, run.id, 'terminal', 'failed', ctx.clock.now(), { error: reason });
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   const row = result.kind === 'not_found' ? run : result.run;

@@ -15,7 +15,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
 import type { AppContext } from '../../context.ts';
 import type { AgentRow } from '../../storage/agents-repo.ts';
-import { findRun, transition, type RunPatch, type RunRow } from '../../storage/runs-repo.ts';
+import { findRun, transition, type RunHead, type RunPatch } from '../../storage/runs-repo.ts';
 import type { RunStatus } from '../../runs/run-states.ts';
 import type { CountedWrite } from '../../storage/counted-write.ts';
 import { errors } from '../../errors.ts';
@@ -38,16 +38,16 @@ export interface DownloadRequest {
 export type DownloadOutcome =
   | {
       kind: 'stream';
-      run: RunRow;
+      run: RunHead;
       headers: Record<string, string>;
       /** The runtime's bytes, counted as they pass. Send it as the response body. */
       body: Readable;
       /** Call with the response before sending: records the run's end when the response closes. */
-      track(res: ServerResponse): Promise<RunRow | null>;
+      track(res: ServerResponse): Promise<RunHead | null>;
     }
   /** The run is failed; `code` says which answer (500 runtime_failed, 502 run_failed, 504 runtime_timeout). */
-  | { kind: 'failed'; code: 'runtime_failed' | 'run_failed' | 'runtime_timeout'; run: RunRow; message: string }
-  | { kind: 'caller_gone'; run: RunRow };
+  | { kind: 'failed'; code: 'runtime_failed' | 'run_failed' | 'runtime_timeout'; run: RunHead; message: string }
+  | { kind: 'caller_gone'; run: RunHead };
 
 /** spec 4.3 / part 7: 403 when external triggers are off; 422 not platform, not file_download, not active. */
 export function assertDownloadable(agent: AgentRow): void {
@@ -148,7 +148,7 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
   // Errors surface through `counter.errored` and the response closing early; nothing to do with them here.
   pipeline(upstream.body, counter).catch(() => undefined);
 
-  const track = (resp: ServerResponse): Promise<RunRow | null> =>
+  const track = (resp: ServerResponse): Promise<RunHead | null> =>
     new Promise((resolve) => {
       resp.once('close', () => {
         endedElsewhere.signal.removeEventListener('abort', onEnded);
@@ -175,19 +175,20 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
 }
 
 /** The run was failed or cancelled elsewhere before streaming began: spec 4.3's 502 with that status. */
-async function ended(ctx: AppContext, run: RunRow): Promise<DownloadOutcome> {
-  const row = (await findRun(ctx.db, run.id)) ?? run;
+async function ended(ctx: AppContext, run: RunHead): Promise<DownloadOutcome> {
+  const row = await findRun(ctx.db, run.id);
+  if (!row) return { kind: 'failed', code: 'run_failed', run, message: 'the run ended elsewhere' };
   const why = errorText(row.error);
   return { kind: 'failed', code: 'run_failed', run: row, message: `the run was ${row.status}${why ? `: ${why}` : ''}` };
 }
 
-function fail(ctx: AppContext, run: RunRow, reason: string): Promise<RunRow> {
+function fail(ctx: AppContext, run: RunHead, reason: string): Promise<RunHead> {
   ctx.log.warn({ runId: run.id, reason }, 'download run failed');
   return finish(ctx, run, 'failed', { error: reason }); // runs-repo makes a runtime's U+0000 storable
 }
 
 /** One terminal write; duration covers generation and transfer, from the run's creation (spec 4.3). */
-async function finish(ctx: AppContext, run: RunRow, to: Extract<RunStatus, 'completed' | 'failed'>, patch: RunPatch): Promise<RunRow> {
+async function finish(ctx: AppContext, run: RunHead, to: Extract<RunStatus, 'completed' | 'failed'>, patch: RunPatch): Promise<RunHead> {
   const now = ctx.clock.now();
   const durationMs = Math.max(0, now.getTime() - new Date(run.created_at).getTime());
   const result = await transition(ctx.db, run.id, 'terminal', to, now, { ...patch, durationMs, completedAt: now });

@@ -7,7 +7,7 @@
 //   (`running`/`waiting`) is 202 and its held call goes on in the background, bounded by the running timeout.
 // - task: never 504. The run is polled while the caller waits; at the window's end it is 202.
 import type { AppContext } from '../../context.ts';
-import { transition, type RunRow } from '../../storage/runs-repo.ts';
+import { transition, type RunHead, type RunRow } from '../../storage/runs-repo.ts';
 import { isTerminal } from '../../runs/run-states.ts';
 import { abortHeldCall, invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
 import { watchTerminal } from './await-run.ts';
@@ -21,7 +21,7 @@ export type SyncOutcome =
   /** Workflow runtime, no sign of life within the window: the run is now `failed`. */
   | { kind: 'no_answer'; run: RunRow }
   /** The runtime could not be invoked; the run is already `failed` with `reason`. */
-  | { kind: 'not_started'; run: RunRow; reason: string }
+  | { kind: 'not_started'; run: RunHead; reason: string }
   /** The caller went away first. Nothing was written: the run goes on as if triggered asynchronously. */
   | { kind: 'caller_gone'; runId: number };
 
