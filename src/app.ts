@@ -16,6 +16,7 @@ import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
 import alertRoutes from './routes/alerts/index.ts';
 import { countRefusedRequests } from './http/rate-limit.ts';
+import { lazyChildLogger } from './http/lazy-request-logger.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -53,6 +54,7 @@ export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions 
     // One line per request (below), not Fastify's two at info: the hot paths stay cheap, LOG_LEVEL=debug gives an
     // access log, and 5xx answers are always logged.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     genReqId: nextRequestId,
     bodyLimit: ctx.config.maxJsonBodyBytes, // spec 8.4: input/output JSON has no hard cap; one operator ceiling
     routerOptions: { maxParamLength: 512 },

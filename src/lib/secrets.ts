@@ -2,7 +2,7 @@
 // them for lookup and constant-time comparison (256 bits of entropy need no pepper). Secrets we must read back
 // (agent key, webhook token, zone secret, connection and runtime secrets) are sealed with AES-256-GCM under the
 // master key; the ciphertext names the key id so the master key can be rotated.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type KeyKind = 'ingest' | 'agent' | 'webhook' | 'zone';
 
@@ -18,8 +18,9 @@ export function generateSecret(kind: KeyKind): string {
   return PREFIX[kind] + randomBytes(32).toString('base64url');
 }
 
+// One-shot crypto.hash: half the cost of createHash().update().digest(), and it runs on every authenticated call.
 export function digest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 /** Constant-time: compares digests, so neither length nor content leaks through timing. */
@@ -37,7 +38,7 @@ export class SecretBox {
 
   constructor(private readonly masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('master key must be 32 bytes');
-    this.keyId = createHash('sha256').update(masterKey).digest('hex').slice(0, 8);
+    this.keyId = hash('sha256', masterKey, 'hex').slice(0, 8);
   }
 
   seal(plaintext: string): string {

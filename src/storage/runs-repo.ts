@@ -190,7 +190,7 @@ function transitionStatement(
 ): Statement {
   const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
   const params: unknown[] = [runId, allowedFrom(event, to), to, now];
-  const p = (v: unknown): string => `$${params.push(v)}`;
+  const p = placeholderFor(params);
   const sets = ['status = $3', 'updated_at = $4'];
 
   if (to !== 'queued') sets.push(`started_at = coalesce(started_at, ${p(patch.startedAt ?? null)}::timestamptz, $4)`);
@@ -259,20 +259,32 @@ async function writeMaybeCounted<R extends { id: number } = RunRow>(
   build: (counted?: CountedWrite) => Statement,
   counted: CountedWrite | undefined,
 ): Promise<R | null> {
-  const once = async (c?: CountedWrite) => {
-    const { sql, params } = build(c);
-    return (await q.query<Written<R>>(sql, params)).rows[0] ?? null;
-  };
-  if (!counted) return clean(await once());
+  if (!counted) return clean(await firstRow<Written<R>>(q, build()));
   return countedOrPlain(
     counted,
     async () => {
-      const row = (await once(counted))!;
+      const row = (await firstRow<Written<R>>(q, build(counted)))!;
       const count = row[COUNT_COLUMN]!; // read before clean() drops it
       return { result: row.id === null ? null : clean(row), count };
     },
-    async () => clean(await once()),
+    async () => clean(await firstRow<Written<R>>(q, build())),
   );
+}
+
+async function firstRow<R>(q: Queryable, { sql, params }: Statement): Promise<R | null> {
+  return (await q.query<R>(sql, params)).rows[0] ?? null;
+}
+
+/**
+ * `p(value)` appends a parameter and returns its placeholder. A bound function rather than an arrow: these are
+ * made on every write, and our TypeScript loader (tsx, keepNames) renames every named arrow when it is created.
+ */
+function placeholderFor(params: unknown[]): (value: unknown) => string {
+  return placeholder.bind(null, params);
+}
+
+function placeholder(params: unknown[], value: unknown): string {
+  return `$${params.push(value)}`;
 }
 
 type Written<R> = R & { notified?: unknown; [COUNT_COLUMN]?: number };
@@ -303,7 +315,7 @@ export async function recordIntermediateOutput(
     q,
     (c) => {
       const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, json(patch.outputData ?? null), patch.outputs ?? null];
-      const p = (v: unknown): string => `$${params.push(v)}`;
+      const p = placeholderFor(params);
       const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${p(opts.agentId)}`;
       const count = c?.sql(p);
       const update = `UPDATE runs SET

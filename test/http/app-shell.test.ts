@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent } from '../helpers/fixtures.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
@@ -50,5 +50,25 @@ describe('app shell', () => {
     const okRes = await t.app.inject({ method: 'GET', url: '/healthz' });
     const okLines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string }).filter((l) => l.reqId === okRes.headers['x-request-id']);
     expect(okLines).toEqual([expect.objectContaining({ level: 20, msg: 'request completed' })]);
+  });
+
+  it('decisions.md logs: at info a request that logs nothing costs no child logger; one that logs carries its request id', async () => {
+    const quiet = await createTestApp({ config: { logLevel: 'info' } });
+    try {
+      const children = vi.spyOn(quiet.app.log, 'child');
+      const ok = await quiet.app.inject({ method: 'GET', url: '/healthz' });
+      expect(ok.statusCode).toBe(200);
+      expect(children).not.toHaveBeenCalled();
+
+      const a = await seedAgent(quiet, { runtime: { kind: 'task', baseUrl: await unusedUrl(), apiKey: 'tr_dev_x' } });
+      const failed = await quiet.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger`, headers: a.ingestAuth, payload: {} });
+      expect(failed.statusCode).toBe(500);
+      expect(children).toHaveBeenCalledTimes(1);
+      const lines = quiet.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string });
+      expect(lines.filter((l) => l.reqId === failed.headers['x-request-id']).map((l) => l.msg)).toContain('request failed');
+      expect(lines.some((l) => l.reqId === ok.headers['x-request-id'])).toBe(false);
+    } finally {
+      await quiet.close();
+    }
   });
 });
