@@ -25,7 +25,7 @@ export interface SideResult {
   invokeAvgMs: number;
 }
 
-export const TIMING = { connections: 32, preWarmMs: 2_000, warmupMs: 1_000, sliceMs: 4_000, slices: 2 };
+export const TIMING = { connections: 32, preWarmMs: 2_000, warmupMs: 1_000, sliceMs: 3_000, slices: 4 };
 
 async function measure(h: Harness, side: Side, warmupMs: number, durationMs: number, atLeast?: number): Promise<{ r: ThroughputResult; p: HostProfile }> {
   const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs, atLeast };

@@ -38,11 +38,13 @@ export async function limitRequest(app: FastifyInstance, req: FastifyRequest, re
 /** Once per app: the count of a request that never reached its write, made after the answer. */
 export function countRefusedRequests(app: FastifyInstance): void {
   app.decorateRequest('rateCount', null);
-  app.addHook('onResponse', async (req) => {
+  app.addHook('onResponse', (req, _reply, done) => {
     const count = req.rateCount;
-    if (!count || count.settled) return;
     // hit() fails open and reports store errors itself; nothing here can fail the (already sent) answer.
-    await app.ctx.limiter.hit(count.key, count.limit);
+    if (count && !count.settled) {
+      app.ctx.limiter.hit(count.key, count.limit).catch((err: unknown) => req.log.error({ err }, 'counting a refused request failed'));
+    }
+    done();
   });
 }
 

@@ -6,13 +6,60 @@ const types = {
     oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-function wrap(q: pg.Pool | pg.PoolClient): Queryable {
+function wrap(q: pg.Pool | pg.PoolClient, statements: NamedStatements): Queryable {
   return {
     async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-      const res = await q.query(sql, params as unknown[] | undefined);
+      const values = params as unknown[] | undefined;
+      const name = values?.length ? statements.nameFor(sql) : null;
+      let res: pg.QueryResult;
+      try {
+        res = name ? await q.query({ name, text: sql, values }) : await q.query(sql, values);
+      } catch (err) {
+        // A migration by another instance changed a table under a prepared `RETURNING *`: PostgreSQL refuses that
+        // statement on this connection from now on. It gets a new name; this call runs unprepared.
+        if (!name || !isStalePlan(err)) throw err;
+        statements.retire(sql);
+        res = await q.query(sql, values);
+      }
       return { rows: res.rows as R[], rowCount: res.rowCount ?? res.rows.length };
     },
   };
+}
+
+/**
+ * Statements run with parameters more than a couple of times become named prepared statements: PostgreSQL then
+ * parses and plans each once per connection instead of on every call (on the hot writes that is most of the
+ * database's CPU per request; bench). The text decides the name, so a name always means one text. Bounded:
+ * beyond MAX_NAMED distinct texts the rest run unprepared. (PgBouncer in transaction mode needs
+ * max_prepared_statements, 1.21 or later.)
+ */
+class NamedStatements {
+  static readonly MAX_NAMED = 300;
+  static readonly PREPARE_AFTER = 2; // one-off texts (admin filters) stay unprepared
+  readonly #seen = new Map<string, { uses: number; name: string | null }>();
+  #named = 0;
+  #generation = 0;
+
+  nameFor(sql: string): string | null {
+    let entry = this.#seen.get(sql);
+    if (!entry) {
+      if (this.#seen.size >= 10 * NamedStatements.MAX_NAMED) return null;
+      this.#seen.set(sql, (entry = { uses: 0, name: null }));
+    }
+    if (entry.name === null && ++entry.uses > NamedStatements.PREPARE_AFTER && this.#named < NamedStatements.MAX_NAMED) {
+      entry.name = `ars_${++this.#named}_${this.#generation}`;
+    }
+    return entry.name;
+  }
+
+  retire(sql: string): void {
+    const entry = this.#seen.get(sql);
+    if (entry?.name) entry.name = `ars_${++this.#named}_${++this.#generation}`;
+  }
+}
+
+function isStalePlan(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '0A000' && /cached plan must not change result type/.test(String((err as Error).message));
 }
 
 export interface PostgresOptions {
@@ -23,6 +70,7 @@ export interface PostgresOptions {
 /** A real PostgreSQL server. LISTEN uses one dedicated connection that reconnects on failure. */
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Db> {
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, types });
+  const statements = new NamedStatements();
   const onError = opts.onError ?? (() => {});
   pool.on('error', onError);
   await pool.query('select 1');
@@ -69,12 +117,12 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
 
   return {
     driver: 'postgres',
-    ...wrap(pool),
+    ...wrap(pool, statements),
     async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await fn({ ...wrap(client), exec: async (sql) => void (await client.query(sql)) });
+        const result = await fn({ ...wrap(client, statements), exec: async (sql) => void (await client.query(sql)) });
         await client.query('COMMIT');
         return result;
       } catch (err) {
