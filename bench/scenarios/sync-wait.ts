@@ -1,5 +1,6 @@
 // trigger-and-wait: the latency it adds over calling the runtime directly, and how fast a held wait wakes once
 // the run's callback lands, on the same instance and on another one through PostgreSQL.
+import path from 'node:path';
 import type { Harness, Instance } from '../harness.ts';
 import { routeAvailable, waitFor } from '../harness.ts';
 import type { Report } from '../report.ts';
@@ -23,6 +24,9 @@ export async function syncWaitAddedLatency(h: Harness, r: Report): Promise<void>
   const svc: ReqSpec[] = h.seeded.workflow.map((a) => ({ method: 'POST', path: `/api/agents/${a.id}/runs/trigger-and-wait`, headers: json(a.ingestKey), body }));
   const direct: ReqSpec[] = [{ method: 'POST', path: `/webhook/${ECHO_PATH}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId: 1, input: { bench: true } }) }];
   await h.call(h.fakes, 'reset');
+  // BENCH_CPU_PROF=<dir>: the service host under the V8 profiler for this scenario (trigger-and-wait.cpuprofile).
+  const profDir = process.env.BENCH_CPU_PROF;
+  if (profDir) await h.call(h.primary.host, 'cpuProfileStart');
   const { result: res, profile } = await h.profile(h.primary, () =>
     h.call<{ a: LatencySummary; b: LatencySummary; statuses: Record<string, number> }>(h.load, 'sequentialAB', {
       a: { origin: h.primary.service, requests: svc },
@@ -30,6 +34,7 @@ export async function syncWaitAddedLatency(h: Harness, r: Report): Promise<void>
       ...SEQUENTIAL,
     }),
   );
+  if (profDir) await h.call(h.primary.host, 'cpuProfileStop', path.resolve(profDir, 'trigger-and-wait.cpuprofile'));
   const p50 = res.a.p50 - res.b.p50;
   const p99 = res.a.p99 - res.b.p99;
   // Only 200s (the run completed within the window) count as the figure the target is about.

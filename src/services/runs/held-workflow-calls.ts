@@ -25,6 +25,8 @@ export interface HeldCallEntry {
   settled: Promise<HeldSettlement> | null;
   abortReason(): AbortReason | null;
   abort(reason: AbortReason): void;
+  /** The runtime has answered: nothing is left to abort (an abort would only cost an AbortError). */
+  answered(): void;
   release(): void;
 }
 
@@ -47,8 +49,9 @@ export function holdCall(ctx: Ctx, runId: number, maxMs: number): HeldCallEntry 
   const map = registry(ctx);
   const controller = new AbortController();
   let reason: AbortReason | null = null;
+  let answered = false;
   const abort = (why: AbortReason): void => {
-    if (controller.signal.aborted) return;
+    if (controller.signal.aborted || answered) return;
     reason = why;
     controller.abort();
   };
@@ -63,6 +66,9 @@ export function holdCall(ctx: Ctx, runId: number, maxMs: number): HeldCallEntry 
     settled: null,
     abortReason: () => reason,
     abort,
+    answered: () => {
+      answered = true;
+    },
     release: () => {
       clearTimeout(timer);
       unwatch();

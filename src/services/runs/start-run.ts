@@ -118,7 +118,11 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
     return failStart(ctx, run, `runtime refused the run: n8n webhook: ${early.error}`);
   }
   const settled = invoked.answer
-    .then((answer) => applyWorkflowAnswer(ctx, run.id, answer, held.abortReason()))
+    .then((answer) => {
+      const abortReason = held.abortReason();
+      held.answered(); // the terminal write below must not abort a call that is already over
+      return applyWorkflowAnswer(ctx, run.id, answer, abortReason);
+    })
     .catch((err: unknown): HeldSettlement => {
       // A database error while recording the answer: the run is left to polling and the timeouts.
       ctx.log.error({ err, runId: run.id }, 'could not record the workflow answer');
