@@ -32,3 +32,19 @@ describe.skipIf(!onPostgres)('the per-instance agent cache after a lost LISTEN c
     expect((await t.ctx.agents.get(a.agent.id))?.allow_external_triggers).toBe(true);
   });
 });
+
+describe('the per-instance agent cache, by agent key', () => {
+  it('an agent loaded by id (its run was triggered) is found by its agent key without a query', async () => {
+    const a = await seedAgent(t);
+    await t.ctx.agents.get(a.agent.id);
+    const queries = vi.spyOn(t.ctx.db, 'query');
+    try {
+      expect((await t.ctx.agents.byAgentKey(a.agentKey))?.id).toBe(a.agent.id);
+      expect(queries).not.toHaveBeenCalled();
+      expect(await t.ctx.agents.byAgentKey(`${a.agentKey}x`)).toBeNull(); // any other key is looked up, and unknown
+    } finally {
+      queries.mockRestore();
+    }
+  });
+});
+

@@ -11,6 +11,7 @@ import { activeConnectionIds, type ConnectionIds } from '../../storage/connectio
 import { findRuntime } from '../../storage/runtimes-repo.ts';
 import type { RuntimeConnection } from '../../runtimes/runtime-adapter.ts';
 import { toRuntimeConnection } from '../runs/runtime-connection.ts';
+import { timingSafeEqual } from 'node:crypto';
 import { digest, type SecretBox } from '../../lib/secrets.ts';
 
 const TTL_MS = 10 * 60_000;
@@ -65,12 +66,12 @@ export class AgentDirectory {
     const hit = this.idByAgentKey.get(hex);
     if (hit && hit.expires > Date.now()) {
       const agent = await this.get(hit.id);
-      if (agent) return agent;
+      // The id came from a digest seen earlier: the row must still carry it (a key rotated meanwhile does not).
+      if (agent && agent.agent_key_digest.length === d.length && timingSafeEqual(agent.agent_key_digest, d)) return agent;
     }
     const agent = await findAgentByAgentKeyDigest(this.db, d);
     if (!agent) return null;
-    this.remember(agent.id, agent);
-    this.idByAgentKey.set(hex, { id: agent.id, expires: Date.now() + TTL_MS });
+    this.remember(agent.id, agent); // indexes it by this key's digest too
     return agent;
   }
 
@@ -122,6 +123,10 @@ export class AgentDirectory {
   private remember(id: number, agent: AgentRow | null): void {
     if (this.byId.size >= MAX_ENTRIES) this.byId.clear();
     if (this.idByAgentKey.size >= MAX_ENTRIES) this.idByAgentKey.clear();
-    this.byId.set(id, { agent, expires: Date.now() + TTL_MS });
+    const expires = Date.now() + TTL_MS;
+    this.byId.set(id, { agent, expires });
+    // The row carries its agent key's digest: an agent loaded for any reason (its run's trigger, say) is then
+    // found by its key too, so its task's first callback costs no lookup.
+    if (agent) this.idByAgentKey.set(Buffer.from(agent.agent_key_digest).toString('hex'), { id, expires });
   }
 }

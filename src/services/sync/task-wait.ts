@@ -40,9 +40,13 @@ export function pollTaskWhileWaiting(
   let timer: NodeJS.Timeout | null = null;
   stop.addEventListener('abort', () => timer && clearTimeout(timer), { once: true });
 
+  let run = p.run;
   const next = (): void => {
     if (stop.aborted || !externalRunId) return;
-    timer = setTimeout(() => void once(), POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]);
+    // ±25% jitter: waits started in one burst would otherwise poll in bursts too, and a callback landing in
+    // one waits behind a thousand status reads (bench: same-instance wake tail).
+    const base = POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]!;
+    timer = setTimeout(() => void once(), base * (0.75 + Math.random() * 0.5));
     timer.unref();
   };
   const once = async (): Promise<void> => {
@@ -52,7 +56,12 @@ export function pollTaskWhileWaiting(
       const res = await p.adapter.fetchStatus(p.runtime, externalRunId!);
       if (stop.aborted) return;
       if (res.ok) {
-        const outcome = await applyRemoteStatus(ctx, { run: p.run, runtimeId: p.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
+        const outcome = await applyRemoteStatus(ctx, { run, runtimeId: p.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
+        if ('result' in outcome && outcome.result.kind !== 'not_found') {
+          // What this poll learnt of the run, so the next one does not try the same move again.
+          const { status, started_at } = outcome.result.run;
+          run = { ...run, status, started_at };
+        }
         if ('result' in outcome && outcome.result.kind === 'applied') {
           // Marked before the wake-up is published, so the waiter never sees the run terminal without the flag.
           applied = outcome.kind === 'terminal';
