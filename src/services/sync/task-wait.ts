@@ -23,6 +23,15 @@ import { applyRemoteStatus } from '../runs/poll-run.ts';
 // second (bench), enough to meet its rate limits. A callback still wakes a wait at once.
 const POLL_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000];
 
+/**
+ * All the waits of one instance together read run status at most about this often per second: with N waits
+ * polling, each waits at least N / budget seconds between reads. 10,000 held waits at the 15 s cap read ~700
+ * times a second, which slowed taking new waits to a third (bench) and would meet a runtime's API rate limits.
+ * The background poller and callbacks still end every run; this only spaces out the extra reads.
+ */
+export const SYNC_POLL_BUDGET_PER_SECOND = 100;
+let activePolls = 0;
+
 export interface TaskPoll {
   /** True once this poll wrote the terminal state itself (its output is then the return value already). */
   appliedFromRuntime(): boolean;
@@ -38,14 +47,21 @@ export function pollTaskWhileWaiting(
   let applied = false;
   let attempt = 0;
   let timer: NodeJS.Timeout | null = null;
-  stop.addEventListener('abort', () => timer && clearTimeout(timer), { once: true });
+  let active = false;
+  const done = (): void => {
+    if (active) activePolls--;
+    active = false;
+  };
+  stop.addEventListener('abort', () => (timer && clearTimeout(timer), done()), { once: true });
 
   let run = p.run;
   const next = (): void => {
-    if (stop.aborted || !externalRunId) return;
+    if (stop.aborted || !externalRunId) return done();
+    if (!active) activePolls++;
+    active = true;
     // ±25% jitter: waits started in one burst would otherwise poll in bursts too, and a callback landing in
     // one waits behind a thousand status reads (bench: same-instance wake tail).
-    const base = POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]!;
+    const base = Math.max(POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]!, (activePolls / SYNC_POLL_BUDGET_PER_SECOND) * 1000);
     timer = setTimeout(() => void once(), base * (0.75 + Math.random() * 0.5));
     timer.unref();
   };
