@@ -41,6 +41,8 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
   const runId = prepared.run.id;
   // Subscribed before the runtime learns of the run: no end can be missed, so no first look is needed.
   const wait = watchTerminal(ctx, runId, { deadline, signal: opts.signal, fresh: true });
+  // Awaited once the runtime is invoked; a failed deadline read before then must not be an unhandled rejection.
+  wait.outcome.catch(() => undefined);
   let started: StartRunResult;
   try {
     started = await invokePrepared(ctx, args.agent, prepared);
