@@ -82,7 +82,7 @@ export type RunHead = Pick<RunRow, 'id' | 'agent_id' | 'status' | 'created_at' |
 const HEAD_COLUMNS = 'id, agent_id, status, created_at, started_at, external_run_id';
 
 /** Inserts a run; with `counted`, in the same statement as the request's rate-limit count (nothing over the limit). */
-export async function insertRun(q: Queryable, run: NewRun, counted?: CountedWrite): Promise<RunHead> {
+export async function insertRun(q: Queryable, run: NewRun, counted?: CountedWrite | null): Promise<RunHead> {
   const row = await writeMaybeCounted<RunHead>(
     q,
     (c) => {
@@ -168,7 +168,7 @@ export async function transition(
   to: RunStatus,
   now: Date,
   patch: RunPatch = {},
-  opts: { agentId?: number; counted?: CountedWrite } = {},
+  opts: { agentId?: number; counted?: CountedWrite | null } = {},
 ): Promise<TransitionResult> {
   const moved = await writeMaybeCounted(q, (c) => transitionStatement(runId, event, to, now, patch, opts.agentId, c), opts.counted);
   if (moved) return { kind: 'applied', run: moved };
@@ -186,7 +186,7 @@ function transitionStatement(
   now: Date,
   patch: RunPatch,
   agentId: number | undefined,
-  counted: CountedWrite | undefined,
+  counted: CountedWrite | null | undefined,
 ): Statement {
   const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
   const params: unknown[] = [runId, allowedFrom(event, to), to, now];
@@ -244,7 +244,7 @@ interface Statement {
  * The statement's final SELECT of the written row `t`. With a count it always returns one row: the count, and the
  * row's columns all NULL when the write did not apply (over the limit, or refused by its own guard).
  */
-function selectWithCount(t: string, extra: string, counted: CountedWrite | undefined): string {
+function selectWithCount(t: string, extra: string, counted: CountedWrite | null | undefined): string {
   return counted
     ? `SELECT ${t}.*${extra}, rate_count.count AS ${COUNT_COLUMN} FROM rate_count LEFT JOIN ${t} ON true`
     : `SELECT ${t}.*${extra} FROM ${t}`;
@@ -257,7 +257,7 @@ function selectWithCount(t: string, extra: string, counted: CountedWrite | undef
 async function writeMaybeCounted<R extends { id: number } = RunRow>(
   q: Queryable,
   build: (counted?: CountedWrite) => Statement,
-  counted: CountedWrite | undefined,
+  counted: CountedWrite | null | undefined,
 ): Promise<R | null> {
   if (!counted) return clean(await firstRow<Written<R>>(q, build()));
   return countedOrPlain(
@@ -309,7 +309,7 @@ export async function recordIntermediateOutput(
   runId: number,
   now: Date,
   patch: Pick<RunPatch, 'outputData' | 'outputs'>,
-  opts: { agentId?: number; counted?: CountedWrite } = {},
+  opts: { agentId?: number; counted?: CountedWrite | null } = {},
 ): Promise<IntermediateResult> {
   const moved = await writeMaybeCounted<Pick<RunRow, 'id' | 'status'>>(
     q,

@@ -8,7 +8,7 @@ import { onPostgres } from '../helpers/test-db.ts';
 import { readRun, seedAgent } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { insertRun, transition } from '../../src/storage/runs-repo.ts';
-import { awaitTerminal, setBackstopPeriod, watchedRunCount } from '../../src/services/sync/await-run.ts';
+import { setBackstopPeriod, watchedRunCount, watchTerminal } from '../../src/services/sync/await-run.ts';
 import { callback, permissiveLimiter, platformRunId, sleep, waitForRun, workflowAgent } from './sync-helpers.ts';
 
 const n8n = new N8nFake();
@@ -31,7 +31,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
   it('spec 4.2: a wait resolves with the terminal row as soon as a transition is published', async () => {
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
-    const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 });
+    const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 }).outcome;
     const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { a: 1 } });
     expect(moved.kind).toBe('applied');
     t.ctx.runWatch.publish(run.id, 'completed');
@@ -45,14 +45,14 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
     await transition(t.db, run.id, 'terminal', 'failed', t.ctx.clock.now(), { error: 'x' });
-    const out = await awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 });
+    const out = await watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 }).outcome;
     expect(out).toMatchObject({ kind: 'terminal', run: { status: 'failed' } });
   });
 
   it('a write on this instance hands its row to the wait: the wait reads nothing back', async () => {
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
-    const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, fresh: true });
+    const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, fresh: true }).outcome;
     const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { b: 2 } });
     if (moved.kind !== 'applied') throw new Error(moved.kind);
     const reads = vi.spyOn(t.ctx.db, 'query');
@@ -102,7 +102,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     const run = await queuedRun(agent.id);
     setBackstopPeriod(t.ctx, 100);
     try {
-      const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 });
+      const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 }).outcome;
       await sleep(50);
       // Written behind the service's back: no NOTIFY, no publish.
       await t.db.query(`UPDATE runs SET status = 'completed', completed_at = now() WHERE id = $1`, [run.id]);
@@ -115,7 +115,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
   it('spec 8.3: the deadline resolves with the current (non-terminal) row', async () => {
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
-    const out = await awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 100 });
+    const out = await watchTerminal(t.ctx, run.id, { deadline: Date.now() + 100 }).outcome;
     expect(out).toMatchObject({ kind: 'timeout', run: { id: run.id, status: 'queued' } });
   });
 
@@ -123,7 +123,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
     const ac = new AbortController();
-    const waiting = awaitTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, signal: ac.signal });
+    const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, signal: ac.signal }).outcome;
     ac.abort();
     expect(await waiting).toEqual({ kind: 'aborted' });
     expect(await readRun(t, run.id)).toMatchObject({ status: 'queued' });
@@ -141,7 +141,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     setMaxListeners(0, ac.signal); // one shared signal for 10,000 waits in this test
     gc();
     const before = process.memoryUsage().heapUsed;
-    const waits = rows.map((r) => awaitTerminal(t.ctx, Number(r.id), { deadline: Date.now() + 120_000, signal: ac.signal }));
+    const waits = rows.map((r) => watchTerminal(t.ctx, Number(r.id), { deadline: Date.now() + 120_000, signal: ac.signal }).outcome);
     // Let the batched first look finish, so only the waits themselves remain.
     await new Promise((r) => setImmediate(r));
     await t.db.query('SELECT 1');

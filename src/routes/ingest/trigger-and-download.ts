@@ -31,7 +31,7 @@ export default async function triggerAndDownloadRoute(app: FastifyInstance): Pro
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
-      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, counted: req.rateCount ?? undefined }, callerGoneSignal(reply));
+      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, counted: req.rateCount }, callerGoneSignal(reply));
       if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
       if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
       void outcome.track(reply.raw);

@@ -28,7 +28,7 @@ export default async function triggerRoute(app: FastifyInstance): Promise<void> 
       },
     },
     async (req, reply) => {
-      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, counted: req.rateCount ?? undefined });
+      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, counted: req.rateCount });
       if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
       return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
     },

@@ -92,7 +92,7 @@ export default async function callbackRoute(app: FastifyInstance): Promise<void>
     async (req, reply) => {
       const runId = parseId(req.params.runId);
       if (runId === null) throw errors.notFound('run');
-      const result = await applyCallback(app.ctx, req.agent!, runId, toCallback(req.body), req.rateCount ?? undefined);
+      const result = await applyCallback(app.ctx, req.agent!, runId, toCallback(req.body), req.rateCount);
       switch (result.kind) {
         case 'ok':
           return reply.code(200).send();

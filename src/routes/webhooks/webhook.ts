@@ -51,7 +51,7 @@ function inbound(req: FastifyRequest): InboundWebhook {
     headers: req.raw.rawHeaders, // every header as sent, repeats included
     rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
     token: (req.params as { webhookToken: string }).webhookToken,
-    counted: req.rateCount ?? undefined,
+    counted: req.rateCount,
   };
 }
 

@@ -1,15 +1,15 @@
 // Zone run endpoints (zones.md): read a run of the agent, and start runs as 4.1 / 4.2 / 4.3 for the token's user.
 // Starting counts 30/min per user across agents (spec 8.1), all three sharing one bucket.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendSyncOutcome } from '../../http/sync-outcome.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { LIMITS } from '../../limits/rate-limiter.ts';
 import { TimeoutMsSchema } from '../../services/sync/wait-window.ts';
-import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView } from '../../services/zones/zone-runs.ts';
+import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView, type ZoneSyncRequest } from '../../services/zones/zone-runs.ts';
 
 const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
 const StartBody = Type.Object({ input: Input }, { additionalProperties: true });
@@ -30,35 +30,33 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
   );
 
   r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
-    const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input, counted: req.rateCount ?? undefined });
+    const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input, counted: req.rateCount });
     if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
     return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
   });
 
   r.post('/runs/wait', { schema: { body: SyncBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
-    const outcome = await startZoneRunAndWait(app.ctx, {
-      agent: req.agent!,
-      userId: req.zoneUserId!,
-      input: req.body.input,
-      timeoutMs: req.body.timeoutMs,
-      callerGone: callerGoneSignal(reply),
-      counted: req.rateCount ?? undefined,
-    });
+    const outcome = await startZoneRunAndWait(app.ctx, syncRequest(req, req.body, reply));
     return sendSyncOutcome(reply, outcome);
   });
 
   r.post('/runs/download', { schema: { body: SyncBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
-    const outcome = await startZoneDownload(app.ctx, {
-      agent: req.agent!,
-      userId: req.zoneUserId!,
-      input: req.body.input,
-      timeoutMs: req.body.timeoutMs,
-      callerGone: callerGoneSignal(reply),
-      counted: req.rateCount ?? undefined,
-    });
+    const outcome = await startZoneDownload(app.ctx, syncRequest(req, req.body, reply));
     if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
     if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
     void outcome.track(reply.raw);
     return reply.code(200).headers(outcome.headers).send(outcome.body);
   });
+}
+
+/** A zone sync call as the services take it: the token's user, the body, and the caller's hang-up signal. */
+function syncRequest(req: FastifyRequest, body: Static<typeof SyncBody>, reply: FastifyReply): ZoneSyncRequest {
+  return {
+    agent: req.agent!,
+    userId: req.zoneUserId!,
+    input: body.input,
+    timeoutMs: body.timeoutMs,
+    callerGone: callerGoneSignal(reply),
+    counted: req.rateCount,
+  };
 }

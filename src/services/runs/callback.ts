@@ -38,7 +38,7 @@ export async function applyCallback(
   runId: number,
   cb: CallbackRequest,
   /** This request's rate-limit count, made by the run's write (spec 8.1; nothing is written over the limit). */
-  counted?: CountedWrite,
+  counted?: CountedWrite | null,
 ): Promise<CallbackResult> {
   const now = ctx.clock.now();
   const mine = { agentId: agent.id, counted };

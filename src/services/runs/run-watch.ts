@@ -25,16 +25,21 @@ export class RunWatch {
     await this.stopListening?.();
   }
 
-  /** For every NOTIFY and backstop re-check: only the status is known. Cheap when nobody waits for the run. */
-  publish(runId: number, status: RunStatus, run?: RunRow): void {
+  /** Only the status is known (a NOTIFY, a backstop re-check, a write that returned no row): listeners read it. */
+  publish(runId: number, status: RunStatus): void {
+    this.emit(runId, status, undefined);
+  }
+
+  /** Called after a write on this instance, with the row the write returned: listeners need not read it back. */
+  publishRun(run: RunRow): void {
+    this.emit(run.id, run.status, run);
+  }
+
+  /** Cheap when nobody waits for the run. */
+  private emit(runId: number, status: RunStatus, run: RunRow | undefined): void {
     const set = this.listeners.get(runId);
     if (!set) return;
     for (const listener of set) listener(status, run);
-  }
-
-  /** Called after a write on this instance, with the row the write returned. */
-  publishRun(run: RunRow): void {
-    this.publish(run.id, run.status, run);
   }
 
   /** Returns an unsubscribe function. */

@@ -24,7 +24,7 @@ export interface StartRunArgs {
   /** 'trigger' | 'trigger_and_wait' | 'download' | 'webhook' | 'webhook_and_wait' | 'zone' … */
   source: string;
   /** The request's rate-limit count, made by the run's insert (nothing is written over the limit: 429). */
-  counted?: CountedWrite;
+  counted?: CountedWrite | null;
 }
 
 export interface PreparedRun {

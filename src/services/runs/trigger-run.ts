@@ -11,7 +11,7 @@ export interface TriggerRequest {
   input?: object;
   userId?: string | null;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite;
+  counted?: CountedWrite | null;
 }
 
 /** Spec 4.1: managed_by='platform', status='active', allow_external_triggers — otherwise 403. */

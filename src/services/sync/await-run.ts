@@ -50,12 +50,10 @@ type Ctx = Pick<AppContext, 'db' | 'runWatch' | 'log'>;
 /** Default backstop period: one query per tick for all of this instance's waits. */
 export const DEFAULT_BACKSTOP_MS = 1_500;
 
-/** Resolves when run `runId` is terminal, the deadline passes or the signal fires. Never changes the run. */
-export function awaitTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): Promise<AwaitOutcome> {
-  return watchTerminal(ctx, runId, opts).outcome;
-}
-
-/** awaitTerminal that can also be ended by its caller. Subscribed when this returns. */
+/**
+ * Resolves `outcome` when run `runId` is terminal, the deadline passes, the signal fires or the caller cancels.
+ * Subscribed when this returns. Never changes the run.
+ */
 export function watchTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): RunWait {
   if (opts.signal?.aborted) return { outcome: Promise.resolve({ kind: 'aborted' }), cancel: () => {} };
   const registry = registryFor(ctx);

@@ -32,7 +32,7 @@ export interface DownloadRequest {
   userId?: string;
   timeoutMs?: number;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite;
+  counted?: CountedWrite | null;
 }
 
 export type DownloadOutcome =
@@ -75,7 +75,7 @@ export interface StartDownloadArgs {
   windowMs: number;
   source: string;
   callerGone?: AbortSignal;
-  counted?: CountedWrite;
+  counted?: CountedWrite | null;
 }
 
 /** The streaming core, for trigger-and-download and the zone `runs/download` (eligibility checked by the caller). */

@@ -24,12 +24,13 @@ import { applyRemoteStatus } from '../runs/poll-run.ts';
 const POLL_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000];
 
 /**
- * All the waits of one instance together read run status at most about this often per second: with N waits
+ * All the waits of this process together read run status at most about this often per second: with N waits
  * polling, each waits at least N / budget seconds between reads. 10,000 held waits at the 15 s cap read ~700
  * times a second, which slowed taking new waits to a third (bench) and would meet a runtime's API rate limits.
  * The background poller and callbacks still end every run; this only spaces out the extra reads.
  */
 export const SYNC_POLL_BUDGET_PER_SECOND = 100;
+/** Waits polling right now, in this process (one service instance per process; tests' extra instances share it). */
 let activePolls = 0;
 
 export interface TaskPoll {

@@ -14,7 +14,7 @@ export interface TriggerAndWaitRequest {
   userId?: string;
   timeoutMs?: number;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite;
+  counted?: CountedWrite | null;
 }
 
 /**

@@ -31,7 +31,7 @@ export interface InboundWebhook extends Omit<BuildWebhookInput, 'receivedAt'> {
   /** The path token, scrubbed from the stored snapshot wherever a proxy header echoed the URL. */
   token: string;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite;
+  counted?: CountedWrite | null;
 }
 
 /** spec 4.6: 202 {runId, status:'queued'}; a failed invocation is `not_started` (500 upstream). */

@@ -34,7 +34,7 @@ export interface ZoneRunRequest {
   userId: string;
   input?: object;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite;
+  counted?: CountedWrite | null;
 }
 
 /** The run input as 4.1 builds it: the caller's values merged over the agent's saved default input. */
