@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { readRun, seedAgent } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
@@ -179,6 +179,41 @@ describe('spec 4.2 trigger-and-wait: task runtime', () => {
     const body = res.json();
     expect(body).toMatchObject({ status: 'completed', output_data: { from: 'return value', outputs: 1 }, outputs: 1 });
     expect(await readRun(t, body.runId)).toMatchObject({ output_data: { from: 'return value', outputs: 1 }, outputs: 1 });
+  });
+
+  it('spec 4.2: a completion reported on this instance starts the return-value read while its write is still pending', async () => {
+    let fakeRunId = '';
+    const a = await taskAgent(t, trig, (run) => (fakeRunId = run.id));
+    const statusReads = (): number => trig.requestsTo(`/api/v3/runs/${fakeRunId}`, 'GET').length;
+    const pending = t.app.inject({ method: 'POST', url: url(a.agent.id), headers: a.ingestAuth, payload: { timeoutMs: 15_000 } });
+    // The wait's first poll (0.5 s ± 25%) comes and goes; the next is at least 0.75 s after it.
+    await vi.waitFor(() => expect(statusReads()).toBe(1), { timeout: 5_000 });
+    const runId = platformRunId(trig.triggers().at(-1)!.body.payload);
+    trig.completeRun(fakeRunId, { answer: 42, outputs: 3 });
+    // Hold the completion's write (the only guarded UPDATE of this run) until released.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const db = t.ctx.db;
+    const query = db.query.bind(db);
+    db.query = (async (sql: string, params?: readonly unknown[]) => {
+      if (sql.includes('moved AS') && params?.[0] === runId) await held;
+      return query(sql, params);
+    }) as typeof db.query;
+    try {
+      let answered = false;
+      const cb = callback(t.app, a, runId, { type: 'output', output: { answer: 42, outputs: 3 }, outputs: 3, complete: true }).then(() => (answered = true));
+      await vi.waitFor(() => expect(statusReads()).toBe(2), { timeout: 500, interval: 5 });
+      expect(answered).toBe(false);
+      release();
+      await cb;
+    } finally {
+      db.query = query;
+      release();
+    }
+    const res = await pending;
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'completed', output_data: { answer: 42, outputs: 3 }, outputs: 3 });
+    expect(statusReads()).toBe(2); // the early read was the return-value read: none after the write
   });
 
   it('spec 4.2 / part 1: a workflow answer holding U+0000 or a lone surrogate is recorded (not mistaken for no answer)', async () => {

@@ -61,6 +61,8 @@ export async function applyCallback(
         result = recorded;
       } else {
         to = cb.outcome;
+        // A wait here on this run can start reading the task's return value while this write commits (spec 4.2).
+        if (to === 'completed') ctx.runWatch.announceCompletion(runId);
         result = await transition(ctx.db, runId, 'terminal', to, now, cb.outcome === 'failed' ? { ...patch, error: cb.error } : patch, mine);
       }
       break;

@@ -10,6 +10,7 @@ type Listener = (status: RunStatus, run?: RunRow) => void;
 
 export class RunWatch {
   private readonly listeners = new Map<number, Set<Listener>>();
+  private readonly completing = new Map<number, Set<() => void>>();
   private stopListening: (() => Promise<void>) | null = null;
 
   constructor(private readonly db: Db) {}
@@ -42,18 +43,36 @@ export class RunWatch {
     for (const listener of set) listener(status, run);
   }
 
+  /**
+   * A completion of run `runId` is being written on this instance (its task said so). Not a status: the write may
+   * still be refused. A wait uses it to start what it needs once the run is terminal while the write commits.
+   */
+  announceCompletion(runId: number): void {
+    const set = this.completing.get(runId);
+    if (set) for (const listener of set) listener();
+  }
+
   /** Returns an unsubscribe function. */
   watch(runId: number, listener: Listener): () => void {
-    let set = this.listeners.get(runId);
-    if (!set) this.listeners.set(runId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.listeners.delete(runId);
-    };
+    return subscribe(this.listeners, runId, listener);
+  }
+
+  /** Hears announceCompletion() for run `runId`. Returns an unsubscribe function. */
+  watchCompletion(runId: number, listener: () => void): () => void {
+    return subscribe(this.completing, runId, listener);
   }
 
   get watchedRuns(): number {
     return this.listeners.size;
   }
+}
+
+function subscribe<L>(map: Map<number, Set<L>>, runId: number, listener: L): () => void {
+  let set = map.get(runId);
+  if (!set) map.set(runId, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (set.size === 0) map.delete(runId);
+  };
 }

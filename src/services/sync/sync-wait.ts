@@ -11,7 +11,7 @@ import { transition, type RunHead, type RunRow } from '../../storage/runs-repo.t
 import { isTerminal } from '../../runs/run-states.ts';
 import { abortHeldCall, invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
 import { watchTerminal } from './await-run.ts';
-import { pollTaskWhileWaiting, withTaskReturnValue } from './task-wait.ts';
+import { pollTaskWhileWaiting, readTaskStatus, withTaskReturnValue, type RemoteRead } from './task-wait.ts';
 
 export type SyncOutcome =
   /** Terminal within the window (any terminal status). */
@@ -64,16 +64,22 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
     const run = { id: runId, status, started_at, created_at, external_run_id: externalRunId };
     const stopPolling = new AbortController();
     const poll = pollTaskWhileWaiting(ctx, { run, runningTimeoutMs: args.agent.running_timeout_ms, runtime, adapter }, stopPolling.signal);
+    // A completion reported to this instance: the return value is read while the completion is written, not after.
+    let earlyRead: Promise<RemoteRead> | undefined;
+    const unhear = ctx.runWatch.watchCompletion(runId, () => {
+      earlyRead ??= readTaskStatus({ runtime, adapter }, externalRunId);
+    });
     let res;
     try {
       res = await wait.outcome;
     } finally {
       stopPolling.abort();
+      unhear();
     }
     if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
     if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
     if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
-    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, { runtime, adapter }, res.run, deadline, externalRunId);
+    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, { runtime, adapter }, res.run, deadline, externalRunId, earlyRead);
     return { kind: 'finished', run: finished };
   }
 

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../../context.ts';
 import { findRun, replaceCompletedOutput, type RunRow } from '../../storage/runs-repo.ts';
 import type { PolledRun } from '../../storage/poll-repo.ts';
-import type { RemoteStatus } from '../../runtimes/runtime-adapter.ts';
+import type { Outcome, RemoteStatus } from '../../runtimes/runtime-adapter.ts';
 import { outputsOf } from '../runs/run-output.ts';
 import { storableValue } from '../../lib/storable-json.ts';
 import type { PreparedRun } from '../runs/start-run.ts';
@@ -107,11 +107,14 @@ export async function withTaskReturnValue(
   run: RunRow,
   deadline: number,
   externalRunId: string | null,
+  /** A read started when the completion was reported; used only if it already saw the run completed. */
+  earlyRead?: Promise<RemoteRead>,
 ): Promise<RunRow> {
   const ext = run.external_run_id ?? externalRunId;
   if (run.status !== 'completed' || !ext) return run;
+  const early = await earlyRead;
   for (let attempt = 0; ; attempt++) {
-    const res = await prepared.adapter.fetchStatus(prepared.runtime, ext).catch(() => null);
+    const res = attempt === 0 && early?.ok && early.value.status === 'completed' ? early : await readTaskStatus(prepared, ext);
     if (res?.ok && res.value.status === 'completed') {
       const output = storableValue(res.value.output); // as the run holds it once stored (NUL, lone surrogates)
       if (isDeepStrictEqual(output, run.output_data ?? null)) return run;
@@ -129,6 +132,14 @@ export async function withTaskReturnValue(
     if (Date.now() + wait > deadline) return run;
     await new Promise((r) => setTimeout(r, wait));
   }
+}
+
+/** One status read of a task run at its runtime; null when the runtime could not be reached. */
+export type RemoteRead = Outcome<RemoteStatus> | null;
+
+export function readTaskStatus(prepared: Pick<PreparedRun, 'runtime' | 'adapter'>, externalRunId: string | null): Promise<RemoteRead> {
+  if (!externalRunId) return Promise.resolve(null);
+  return prepared.adapter.fetchStatus(prepared.runtime, externalRunId).catch(() => null);
 }
 
 function isFinal(remote: RemoteStatus): boolean {
