@@ -183,12 +183,15 @@ describe('spec 4.2 trigger-and-wait: task runtime', () => {
 
   it('spec 4.2: a completion reported on this instance starts the return-value read while its write is still pending', async () => {
     let fakeRunId = '';
-    const a = await taskAgent(t, trig, (run) => (fakeRunId = run.id));
+    let runId = 0;
+    const a = await taskAgent(t, trig, (run) => {
+      fakeRunId = run.id;
+      runId = platformRunId(run.payload);
+    });
     const statusReads = (): number => trig.requestsTo(`/api/v3/runs/${fakeRunId}`, 'GET').length;
     const pending = t.app.inject({ method: 'POST', url: url(a.agent.id), headers: a.ingestAuth, payload: { timeoutMs: 15_000 } });
     // The wait's first poll (0.5 s ± 25%) comes and goes; the next is at least 0.75 s after it.
     await vi.waitFor(() => expect(statusReads()).toBe(1), { timeout: 5_000 });
-    const runId = platformRunId(trig.triggers().at(-1)!.body.payload);
     trig.completeRun(fakeRunId, { answer: 42, outputs: 3 });
     // Hold the completion's write (the only guarded UPDATE of this run) until released.
     let release!: () => void;
