@@ -36,13 +36,19 @@ export function toApiError(err: FastifyError, req: FastifyRequest): ApiError {
   return new ApiError('internal', 'internal error');
 }
 
+/** The one way an error is answered: its status, its extra headers and the body of errors.ts. */
+export function sendError(reply: FastifyReply, apiError: ApiError): FastifyReply {
+  const headers = apiError.extra.headers;
+  if (headers) for (const k in headers) reply.header(k, headers[k]);
+  return reply.code(apiError.status).type('application/json; charset=utf-8').send(errorBody(apiError, reply.request.id));
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(err, req);
     if (apiError.status >= 500 && !(err instanceof ApiError)) req.log.error({ err }, 'unhandled error');
     else if (apiError.status >= 500) req.log.warn({ code: apiError.code, runId: apiError.extra.runId }, apiError.message);
-    for (const [k, v] of Object.entries(apiError.extra.headers ?? {})) reply.header(k, v);
-    return reply.code(apiError.status).type('application/json; charset=utf-8').send(errorBody(apiError, req.id));
+    return sendError(reply, apiError);
   });
   app.setNotFoundHandler((req, reply) => {
     // The path may hold a webhook token (spec 4.6): echoed masked, like in the logs.

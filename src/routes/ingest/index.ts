@@ -27,7 +27,7 @@ export default async function ingestRoutes(app: FastifyInstance): Promise<void> 
     if (!agent || !secretMatches(token, agent.ingest_key_digest)) throw errors.unauthorized();
     req.agent = agent;
     const rl = req.routeOptions.config.rateLimit;
-    if (rl) await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl);
+    if (rl && (await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl))) return reply;
   });
   await app.register(triggerRoute);
   await app.register(triggerAndWaitRoute);

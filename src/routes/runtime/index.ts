@@ -14,7 +14,7 @@ export default async function runtimeRoutes(app: FastifyInstance): Promise<void>
     if (!agent) throw errors.unauthorized('missing or invalid agent key');
     req.agent = agent;
     const rl = req.routeOptions.config.rateLimit;
-    if (rl) await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl);
+    if (rl && (await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl))) return reply;
   });
   await app.register(waitpointRoute);
   await app.register(credentialsResolveRoute);

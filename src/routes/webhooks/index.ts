@@ -27,7 +27,7 @@ export default async function webhookContext(app: FastifyInstance): Promise<void
     if (!webhookAgentMatches(agent, webhookToken ?? '')) throw errors.unauthorized('unknown agent or webhook token');
     req.agent = agent;
     const rl = req.routeOptions.config.webhookRateLimit;
-    if (rl) await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl);
+    if (rl && (await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl))) return reply;
   });
 
   // Any content type, even a malformed one, is accepted: the parser below sees every body as opaque bytes. The

@@ -30,7 +30,7 @@ export default async function zoneRoutes(app: FastifyInstance): Promise<void> {
     const rl = req.routeOptions.config.zoneRateLimit;
     if (rl) {
       const key = rl.per === 'user' ? `${rl.bucket}:user:${caller.userId}` : `${rl.bucket}:user:${caller.userId}:agent:${caller.agent.id}`;
-      await limitRequest(app, req, reply, key, rl);
+      if (await limitRequest(app, req, reply, key, rl)) return reply;
     }
   });
   allowEmptyJsonBody(app); // every zone body is optional ({input?}, {payload?})
