@@ -16,6 +16,14 @@ function ratioFigure(r: Report, name: string, s: SideResult, b: SideResult, min:
   r.add({ name, service: `${rps(s.rps)}${wrong}`, baseline: rps(b.rps), ratio: pct(ratio), target: `≥ ${pct(min)}`, verdict: ratio >= min && !wrong ? 'PASS' : 'MISS' });
 }
 
+/** The ratio figure, the p99 latency beside it, and what each side answered and cost. */
+function throughputFigures(r: Report, name: string, label: string, res: { service: SideResult; baseline: SideResult }, min: number, expect: string): void {
+  ratioFigure(r, name, res.service, res.baseline, min, expect);
+  r.add({ name: `${label} p99 latency (32 connections)`, service: ms(res.service.latency.p99), baseline: ms(res.baseline.latency.p99), verdict: 'INFO' });
+  r.note(`${label} statuses — service: ${statusLine(res.service)}; baseline: ${statusLine(res.baseline)}`);
+  for (const l of [...costLines(`${label} service`, res.service), ...costLines(`${label} baseline`, res.baseline)]) r.note(l);
+}
+
 export async function triggerThroughput(h: Harness, r: Report): Promise<void> {
   const name = '/trigger throughput, 5,000 agents';
   if (!(await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger'))) return r.skipped(name, '/trigger not available', '≥ 70%');
@@ -25,10 +33,7 @@ export async function triggerThroughput(h: Harness, r: Report): Promise<void> {
   await h.call(h.fakes, 'autoPrune', true);
   const res = await compareThroughput(h, { inst: h.primary, origin: h.primary.service, requests: svc }, { inst: h.primary, origin: h.primary.baseline, requests: base }, 'trigger');
   await h.call(h.fakes, 'autoPrune', false);
-  ratioFigure(r, name, res.service, res.baseline, 0.7, '201');
-  r.add({ name: '/trigger p99 latency (32 connections)', service: ms(res.service.latency.p99), baseline: ms(res.baseline.latency.p99), verdict: 'INFO' });
-  r.note(`/trigger statuses — service: ${statusLine(res.service)}; baseline: ${statusLine(res.baseline)}`);
-  for (const l of [...costLines('/trigger service', res.service), ...costLines('/trigger baseline', res.baseline)]) r.note(l);
+  throughputFigures(r, name, '/trigger', res, 0.7, '201');
 }
 
 export async function callbackThroughput(h: Harness, r: Report): Promise<void> {
@@ -41,10 +46,7 @@ export async function callbackThroughput(h: Harness, r: Report): Promise<void> {
   const svc: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/api/runs/${x.runId}/callback`, headers: json(keyOf.get(x.agentId)!), body }));
   const base: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/callback/${x.runId}`, headers: json(keyOf.get(x.agentId)!), body }));
   const res = await compareThroughput(h, { inst: h.primary, origin: h.primary.service, requests: svc }, { inst: h.primary, origin: h.primary.baseline, requests: base }, 'callback');
-  ratioFigure(r, name, res.service, res.baseline, 0.7, '200');
-  r.add({ name: '/callback p99 latency (32 connections)', service: ms(res.service.latency.p99), baseline: ms(res.baseline.latency.p99), verdict: 'INFO' });
-  r.note(`/callback statuses — service: ${statusLine(res.service)}; baseline: ${statusLine(res.baseline)}`);
-  for (const l of [...costLines('/callback service', res.service), ...costLines('/callback baseline', res.baseline)]) r.note(l);
+  throughputFigures(r, name, '/callback', res, 0.7, '200');
 }
 
 export async function rateLimitedThroughput(h: Harness, r: Report): Promise<void> {

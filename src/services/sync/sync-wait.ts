@@ -58,16 +58,16 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
   if (started.invoked.answer === undefined) {
     // Task runtime: poll while waiting; the callback, the background poller or an alert may also end it. Only
     // what polling and the return value need is kept across the wait, not the run's input or payload.
-    const { runtime, adapter } = prepared;
+    const remote = { runtime: prepared.runtime, adapter: prepared.adapter };
     const externalRunId = started.invoked.externalRunId;
     const { status, started_at, created_at } = started.run;
     const run = { id: runId, status, started_at, created_at, external_run_id: externalRunId };
     const stopPolling = new AbortController();
-    const poll = pollTaskWhileWaiting(ctx, { run, runningTimeoutMs: args.agent.running_timeout_ms, runtime, adapter }, stopPolling.signal);
+    const poll = pollTaskWhileWaiting(ctx, { run, runningTimeoutMs: args.agent.running_timeout_ms, ...remote }, stopPolling.signal);
     // A completion reported to this instance: the return value is read while the completion is written, not after.
     let earlyRead: Promise<RemoteRead> | undefined;
     const unhear = ctx.runWatch.watchCompletion(runId, () => {
-      earlyRead ??= readTaskStatus({ runtime, adapter }, externalRunId);
+      earlyRead ??= readTaskStatus(remote, externalRunId);
     });
     let res;
     try {
@@ -79,7 +79,7 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
     if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
     if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
     if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
-    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, { runtime, adapter }, res.run, deadline, externalRunId, earlyRead);
+    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, remote, res.run, deadline, externalRunId, earlyRead);
     return { kind: 'finished', run: finished };
   }
 
