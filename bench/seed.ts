@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../src/storage/db.ts';
 import type { SecretBox } from '../src/lib/secrets.ts';
-import { newAgentSecrets } from '../src/services/agents/agent-secrets.ts';
+import { newAgentSecrets } from '../src/agents/agent-secrets.ts';
 import { DOWNLOAD_PATH, ECHO_PATH, TASK, type AgentKeys, type FakeUrls, type Seeded } from './types.ts';
 
 export interface SeedCounts {

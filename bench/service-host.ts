@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { createContext, stopContext, type ServiceContext } from '../src/deps.ts';
+import { createContext, stopContext, type ServiceContext } from '../src/context.ts';
 import { migrate } from '../src/storage/migrate.ts';
 import { openPGlite } from '../src/storage/pglite-db.ts';
 import { openPostgres } from '../src/storage/postgres-db.ts';

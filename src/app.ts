@@ -6,7 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import type { AppContext } from './context.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
-import type { AgentRow } from './storage/agents-repo.ts';
+import type { AgentRow } from './agents/agents-repo.ts';
 import adminRoutes from './routes/admin/index.ts';
 import ingestRoutes from './routes/ingest/index.ts';
 import webhookRoutes from './routes/webhooks/index.ts';
@@ -14,7 +14,7 @@ import runtimeRoutes from './routes/runtime/index.ts';
 import healthRoutes from './routes/health.ts';
 import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
-import alertRoutes from './routes/alerts/index.ts';
+import alertRoutes from './routes/alerts.ts';
 import { countRefusedRequests } from './http/rate-limit.ts';
 import { lazyChildLogger } from './http/lazy-request-logger.ts';
 

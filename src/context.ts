@@ -3,12 +3,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import type { Db } from './storage/db.ts';
-import type { Clock } from './lib/clock.ts';
-import type { SecretBox } from './lib/secrets.ts';
-import type { AgentDirectory } from './services/agents/agent-directory.ts';
-import type { RateLimiter } from './limits/rate-limiter.ts';
-import type { RunWatch } from './services/runs/run-watch.ts';
-import type { RuntimeRegistry } from './runtimes/runtime-registry.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { SecretBox } from './lib/secrets.ts';
+import { AgentDirectory } from './agents/agent-directory.ts';
+import { DbRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.ts';
+import { RunWatch } from './runs/run-watch.ts';
+import { createRuntimeRegistry, type RuntimeRegistry } from './runtimes/runtime-registry.ts';
 
 export interface AppContext {
   config: Config;
@@ -22,4 +22,42 @@ export interface AppContext {
   /** The platform-admin bearer for /api/admin (admin-api.md). */
   adminToken: string;
   log: FastifyBaseLogger;
+}
+
+export interface ContextOptions {
+  config: Config;
+  db: Db;
+  masterKey: Buffer;
+  adminToken: string;
+  clock?: Clock;
+  limiter?: RateLimiter;
+  runtimes?: RuntimeRegistry;
+  onLimiterError?: (err: unknown) => void;
+}
+
+export type ServiceContext = Omit<AppContext, 'log'>;
+
+export async function createContext(opts: ContextOptions): Promise<ServiceContext> {
+  const clock = opts.clock ?? systemClock;
+  const secrets = new SecretBox(opts.masterKey);
+  const agents = new AgentDirectory(opts.db, secrets);
+  const runWatch = new RunWatch(opts.db);
+  await agents.start();
+  await runWatch.start();
+  return {
+    config: opts.config,
+    db: opts.db,
+    clock,
+    secrets,
+    agents,
+    limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? (() => {}), { countsRideOnWrites: true }),
+    runWatch,
+    runtimes: opts.runtimes ?? createRuntimeRegistry(),
+    adminToken: opts.adminToken,
+  };
+}
+
+export async function stopContext(ctx: ServiceContext): Promise<void> {
+  await ctx.agents.stop();
+  await ctx.runWatch.stop();
 }

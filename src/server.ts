@@ -4,7 +4,7 @@ import { loadConfig, ConfigError } from './config.ts';
 import { bootstrapSecrets } from './bootstrap.ts';
 import { openDb } from './storage/open-db.ts';
 import { migrate } from './storage/migrate.ts';
-import { createContext, stopContext } from './deps.ts';
+import { createContext, stopContext } from './context.ts';
 import { buildApp } from './app.ts';
 import { startBackgroundWork } from './background/index.ts';
 

@@ -1,12 +1,12 @@
 // Background work: sweepers that re-arm themselves with a jittered timeout and are awaited on shutdown
 // (house style: graphile/worker). Each job is thin and calls the same services the routes call.
 import type { AppContext } from '../context.ts';
-import { Sweeper } from './sweeper.ts';
-import { deleteOldBuckets } from '../limits/rate-limiter.ts';
-import { OutboxWorker } from './outbox-worker.ts';
+import { Sweeper } from '../lib/sweeper.ts';
+import { deleteOldBuckets } from '../rate-limits/rate-limiter.ts';
+import { OutboxWorker } from '../events/outbox-worker.ts';
 import { pollDueRuns } from './poller.ts';
 import { sweepTimeouts } from './timeout-sweeper.ts';
-import { abortAllHeldCalls } from '../services/runs/held-workflow-calls.ts';
+import { abortAllHeldCalls } from '../runs/held-workflow-calls.ts';
 
 export interface Background {
   stop(): Promise<void>;

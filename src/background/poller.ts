@@ -1,8 +1,8 @@
 // Status polling as a background job (spec part 1, 8.2 "status poll interval"): claims due runs, polls each at
 // its runtime, applies the answer. Thin on purpose: the claim is SQL (poll-repo), the meaning is poll-run.
 import type { AppContext } from '../context.ts';
-import { claimDueForPoll } from '../storage/poll-repo.ts';
-import { pollRun, type PollOutcome } from '../services/runs/poll-run.ts';
+import { claimDueForPoll } from '../runs/poll-repo.ts';
+import { pollRun, type PollOutcome } from '../runs/poll-run.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
 
 /** Runs claimed per statement, and polled at once at most (one slow runtime must not stall the rest). */

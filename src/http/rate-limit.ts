@@ -6,7 +6,7 @@
 // request refused before it reaches its write (400, 403, 422 …) is counted right after its answer, so it still
 // uses up the bucket and a caller over its limit is answered 429 from memory from then on.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DeferredCount, RateDecision } from '../limits/rate-limiter.ts';
+import type { DeferredCount, RateDecision } from '../rate-limits/rate-limiter.ts';
 import { errors, type ApiError } from '../errors.ts';
 import { sendError } from './error-handler.ts';
 

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import type { SyncOutcome } from '../services/sync/sync-wait.ts';
-import { toSyncRunView } from '../services/runs/run-view.ts';
+import type { SyncOutcome } from '../sync/sync-wait.ts';
+import { toSyncRunView } from '../runs/run-view.ts';
 import { errors } from '../errors.ts';
 
 /** Spec 4.2's answers (also the zone `runs/wait`): 200 terminal run, 202 timed out, 504 no answer, 500 not started. */

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
-import { activeConnectionIds } from '../../src/storage/connections-repo.ts';
+import { activeConnectionIds } from '../../src/agents/connections-repo.ts';
 import { auditActions, call, expectInvalid, newAgent, ok } from './admin-helpers.ts';
 
 let t: TestApp;

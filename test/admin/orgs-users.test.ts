@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
 import { digest } from '../../src/lib/secrets.ts';
-import { attributableUser } from '../../src/services/agents/attribution.ts';
+import { attributableUser } from '../../src/orgs/attribution.ts';
 import { auditActions, call, expectInvalid, newOrg, ok } from './admin-helpers.ts';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 // The shared run presenters: admin-api.md `GET /runs/{runId}` and spec 4.2's 200 body.
 import { describe, expect, it } from 'vitest';
-import { errorText, toAdminRunView, toSyncRunView } from '../../src/services/runs/run-view.ts';
-import type { RunRow } from '../../src/storage/runs-repo.ts';
+import { errorText, toAdminRunView, toSyncRunView } from '../../src/runs/run-view.ts';
+import type { RunRow } from '../../src/runs/runs-repo.ts';
 
 const row = (over: Partial<RunRow> = {}): RunRow => ({
   id: 7,

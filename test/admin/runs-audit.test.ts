@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, seedUser } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { findRun, insertRun, transition, type RunRow } from '../../src/storage/runs-repo.ts';
-import { appendAudit } from '../../src/storage/audit-repo.ts';
+import { findRun, insertRun, transition, type RunRow } from '../../src/runs/runs-repo.ts';
+import { appendAudit } from '../../src/orgs/audit-repo.ts';
 import { call, expectInvalid, ok } from './admin-helpers.ts';
 
 const clock = new ManualClock(new Date('2026-03-01T10:00:00.000Z'));

@@ -1,8 +1,8 @@
 // Test helpers for credential resolution: connections inserted straight through SQL with the same sealing the
 // admin API uses (secret fields as one sealed JSON), and credentials tokens minted with an agent's own secret.
 import { randomUUID } from 'node:crypto';
-import { mintCredentialsToken, mintZoneToken } from '../../src/auth/tokens.ts';
-import type { AgentRow } from '../../src/storage/agents-repo.ts';
+import { mintCredentialsToken, mintZoneToken } from '../../src/lib/jwt.ts';
+import type { AgentRow } from '../../src/agents/agents-repo.ts';
 import type { TestApp } from '../helpers/test-app.ts';
 
 export interface SeedConnection {

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintZoneToken } from '../../src/auth/tokens.ts';
+import { mintZoneToken } from '../../src/lib/jwt.ts';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { credentialsSecret, credentialsToken, seedConnection, zoneToken } from './connections.ts';

@@ -4,9 +4,9 @@ import { seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { verifyWebhook } from '../../src/events/standard-webhooks.ts';
-import { deliverDueOnce, OutboxWorker } from '../../src/background/outbox-worker.ts';
-import { claimDueDeliveries } from '../../src/storage/outbox-repo.ts';
-import { GIVE_UP_AFTER_MS } from '../../src/services/events/deliver-event.ts';
+import { deliverDueOnce, OutboxWorker } from '../../src/events/outbox-worker.ts';
+import { claimDueDeliveries } from '../../src/events/outbox-repo.ts';
+import { GIVE_UP_AFTER_MS } from '../../src/events/deliver-event.ts';
 import { outboxFor, Receiver, runTo, seedWebhookAction } from './outbox-helpers.ts';
 
 const PUBLIC_URL = 'https://ars.example.test';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { TestApp } from '../helpers/test-app.ts';
 import { generateSigningSecret } from '../../src/events/standard-webhooks.ts';
-import { insertRun, transition, type RunPatch } from '../../src/storage/runs-repo.ts';
+import { insertRun, transition, type RunPatch } from '../../src/runs/runs-repo.ts';
 import type { RunStatus } from '../../src/runs/run-states.ts';
 
 export interface Received {

@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent } from '../helpers/fixtures.ts';
 import { onPostgres } from '../helpers/test-db.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { deliverDueOnce } from '../../src/background/outbox-worker.ts';
+import { deliverDueOnce } from '../../src/events/outbox-worker.ts';
 import { Receiver, runTo, seedWebhookAction } from './outbox-helpers.ts';
 
 const clock = new ManualClock(new Date('2026-04-01T08:00:00Z'));

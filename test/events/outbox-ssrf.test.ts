@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { deliverDueOnce } from '../../src/background/outbox-worker.ts';
-import { createOutboundClient } from '../../src/events/outbound-http.ts';
+import { deliverDueOnce } from '../../src/events/outbox-worker.ts';
+import { createOutboundClient } from '../../src/lib/safe-http.ts';
 import { Receiver, outboxFor, runTo, seedWebhookAction } from './outbox-helpers.ts';
 
 // No operator allow-list: the defaults of a production deployment.

@@ -2,8 +2,8 @@
 // the admin API (which has its own suite).
 import { randomUUID } from 'node:crypto';
 import type { TestApp } from './test-app.ts';
-import type { AgentRow } from '../../src/storage/agents-repo.ts';
-import { newAgentSecrets } from '../../src/services/agents/agent-secrets.ts';
+import type { AgentRow } from '../../src/agents/agents-repo.ts';
+import { newAgentSecrets } from '../../src/agents/agent-secrets.ts';
 
 export interface SeededAgent {
   agent: AgentRow;

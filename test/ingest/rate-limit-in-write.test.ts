@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, ADMIN_TOKEN, type TestApp } from '../helpers/test-app.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { LIMITS } from '../../src/limits/rate-limiter.ts';
+import { LIMITS } from '../../src/rate-limits/rate-limiter.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { expectError, runCount, taskAgent } from '../sync/sync-helpers.ts';
 import { seedRun } from '../runtime-api/support.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows, readRun, seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { verifyCredentialsToken } from '../../src/auth/tokens.ts';
+import { verifyCredentialsToken } from '../../src/lib/jwt.ts';
 import { bigObject, expectError, hostileBodies, permissiveLimiter, runsOf, seedConnection } from '../runtime-api/support.ts';
 
 const clock = new ManualClock(new Date('2030-01-01T10:00:00.000Z'));

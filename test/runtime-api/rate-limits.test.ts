@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { DbRateLimiter } from '../../src/limits/rate-limiter.ts';
+import { DbRateLimiter } from '../../src/rate-limits/rate-limiter.ts';
 import type { Queryable } from '../../src/storage/db.ts';
 import { expectError, seedRun } from './support.ts';
 

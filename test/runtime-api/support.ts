@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers/test-app.ts';
-import type { RateLimiter } from '../../src/limits/rate-limiter.ts';
-import { findRun, insertRun, type RunRow } from '../../src/storage/runs-repo.ts';
+import type { RateLimiter } from '../../src/rate-limits/rate-limiter.ts';
+import { findRun, insertRun, type RunRow } from '../../src/runs/runs-repo.ts';
 import type { RunStatus } from '../../src/runs/run-states.ts';
 
 /** For tests that are not about rate limits: the callback bucket (20/min per agent) would otherwise bite. */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { LIMITS } from '../../src/limits/rate-limiter.ts';
+import { LIMITS } from '../../src/rate-limits/rate-limiter.ts';
 import { N8nFake } from '../fakes/n8n-fake.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { expectError, runCount, taskAgent, workflowAgent } from './sync-helpers.ts';

@@ -5,7 +5,7 @@ import type { TestApp } from '../helpers/test-app.ts';
 import { seedAgent, readRun, type AgentOverrides, type SeededAgent } from '../helpers/fixtures.ts';
 import type { N8nFake, N8nWorkflow } from '../fakes/n8n-fake.ts';
 import type { FakeTriggerRun, TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
-import type { RateLimiter } from '../../src/limits/rate-limiter.ts';
+import type { RateLimiter } from '../../src/rate-limits/rate-limiter.ts';
 
 /** For suites that are not about rate limits (sync endpoints allow 5/min per agent, callbacks 20/min). */
 export const permissiveLimiter: RateLimiter = {

@@ -3,7 +3,7 @@
 // still polls at the short first delays. (Scheduling only: the adapter here answers every read with a failure,
 // which the poll simply retries, so no database is involved.)
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { pollTaskWhileWaiting, SYNC_POLL_BUDGET_PER_SECOND } from '../../src/services/sync/task-wait.ts';
+import { pollTaskWhileWaiting, SYNC_POLL_BUDGET_PER_SECOND } from '../../src/sync/task-wait.ts';
 import type { AppContext } from '../../src/context.ts';
 import type { RuntimeAdapter, RuntimeConnection } from '../../src/runtimes/runtime-adapter.ts';
 

@@ -8,7 +8,7 @@ import { N8nFake, n8nAnswers, type N8nAnswer } from '../fakes/n8n-fake.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { callback, expectError, permissiveLimiter, platformRunId, runCount, taskAgent, waitForRun, workflowAgent } from './sync-helpers.ts';
-import { cancelRun } from '../../src/services/runs/run-control.ts';
+import { cancelRun } from '../../src/runs/run-control.ts';
 import type { AgentOverrides } from '../helpers/fixtures.ts';
 
 const n8n = new N8nFake();

@@ -4,8 +4,8 @@ import { readRun, seedAgent } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
-import { applyWorkflowAnswer } from '../../src/services/runs/start-run.ts';
-import { NO_ANSWER_REASON } from '../../src/services/sync/sync-wait.ts';
+import { applyWorkflowAnswer } from '../../src/runs/start-run.ts';
+import { NO_ANSWER_REASON } from '../../src/sync/sync-wait.ts';
 import {
   callback, expectError, permissiveLimiter, platformRunId, runCount, sleep, taskAgent, waitForRun, workflowAgent,
 } from './sync-helpers.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_WAIT_MS, isValidTimeoutMs, WAIT_CEILING_MS, waitWindowMs, webhookWaitWindowMs } from '../../src/services/sync/wait-window.ts';
-import { downloadHeaders, filenameFrom, outputsHeader } from '../../src/services/sync/download-headers.ts';
+import { DEFAULT_WAIT_MS, isValidTimeoutMs, WAIT_CEILING_MS, waitWindowMs, webhookWaitWindowMs } from '../../src/sync/wait-window.ts';
+import { downloadHeaders, filenameFrom, outputsHeader } from '../../src/sync/download-headers.ts';
 
 describe('spec 8.3 wait window', () => {
   it('spec 8.3: min(timeoutMs ?? 60000, running timeout, 5 min)', () => {

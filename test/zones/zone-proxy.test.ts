@@ -3,7 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { verifyZoneToken } from '../../src/auth/tokens.ts';
+import { verifyZoneToken } from '../../src/lib/jwt.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';

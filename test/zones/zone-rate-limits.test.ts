@@ -2,7 +2,7 @@
 // credentials 60/min per user AND agent — never per agent alone. 429 carries Retry-After (part 7 rule 1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.ts';
-import type { RateLimiter } from '../../src/limits/rate-limiter.ts';
+import type { RateLimiter } from '../../src/rate-limits/rate-limiter.ts';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { seedConnection, zoneToken } from '../credentials/connections.ts';

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { KEY_KINDS, revealWebhookToken, rotateAgentKey } from '../../services/admin/agent-keys.ts';
+import { KEY_KINDS, revealWebhookToken, rotateAgentKey } from '../../admin/agent-keys.ts';
 import { numericId } from './params.ts';
 import { IdParams } from './schemas.ts';
 

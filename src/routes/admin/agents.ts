@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createAgent, getAgent, updateAgent } from '../../services/admin/agents.ts';
+import { createAgent, getAgent, updateAgent } from '../../admin/agents.ts';
 import { numericId } from './params.ts';
 import { IdParams, JsonObject, NAME_MAX, Nullable, PositiveInt, TEXT_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { AUDIT_PAGE_MAX, listAuditEntries } from '../../services/admin/audit.ts';
+import { AUDIT_PAGE_MAX, listAuditEntries } from '../../admin/audit.ts';
 import { queryInt } from './params.ts';
 import { DigitsParam } from './schemas.ts';
 

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createConnection, getConnection, listConnections, removeConnection, updateConnectionSettings } from '../../services/admin/connections.ts';
+import { createConnection, getConnection, listConnections, removeConnection, updateConnectionSettings } from '../../admin/connections.ts';
 import { numericId } from './params.ts';
 import { IdParams, JsonObject, Nullable, SECRET_MAX, TEXT_MAX, Text, URL_MAX, strict } from './schemas.ts';
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { addMember, createOrg, getOrg, removeMember } from '../../services/admin/orgs.ts';
+import { addMember, createOrg, getOrg, removeMember } from '../../admin/orgs.ts';
 import { IdParams, NAME_MAX, Text, Uuid, strict } from './schemas.ts';
 
 const CreateOrgBody = Type.Object({ name: Text(NAME_MAX) }, strict);

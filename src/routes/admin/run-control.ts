@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
-import { cancelRun, fetchRunLogs } from '../../services/runs/run-control.ts';
-import { toAdminRunView } from '../../services/runs/run-view.ts';
+import { cancelRun, fetchRunLogs } from '../../runs/run-control.ts';
+import { toAdminRunView } from '../../runs/run-view.ts';
 import { numericId } from './params.ts';
 
 const RunParams = Type.Object({ runId: Type.String() });

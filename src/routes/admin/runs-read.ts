@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { RUN_STATUSES } from '../../runs/run-states.ts';
-import { getRunView, listRunsPage, RUN_PAGE_MAX } from '../../services/admin/runs.ts';
+import { getRunView, listRunsPage, RUN_PAGE_MAX } from '../../admin/runs.ts';
 import { numericId, queryInt } from './params.ts';
 import { DigitsParam } from './schemas.ts';
 

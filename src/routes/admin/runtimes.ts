@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createRuntime, getRuntime, updateRuntimeSettings } from '../../services/admin/runtimes.ts';
+import { createRuntime, getRuntime, updateRuntimeSettings } from '../../admin/runtimes.ts';
 import { numericId } from './params.ts';
 import { IdParams, NAME_MAX, Nullable, SECRET_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
 

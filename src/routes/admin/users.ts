@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createUser, createUserToken, getUser, revokeUserToken } from '../../services/admin/users.ts';
+import { createUser, createUserToken, getUser, revokeUserToken } from '../../admin/users.ts';
 import { IdParams, NAME_MAX, Nullable, Text, strict } from './schemas.ts';
 
 const CreateUserBody = Type.Object(

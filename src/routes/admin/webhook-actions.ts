@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createWebhookAction, listWebhookActions, removeWebhookAction } from '../../services/admin/webhook-actions.ts';
+import { createWebhookAction, listWebhookActions, removeWebhookAction } from '../../admin/webhook-actions.ts';
 import { numericId } from './params.ts';
 import { IdParams, Text, URL_MAX, strict } from './schemas.ts';
 

@@ -5,9 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/no-nul.ts';
-import { ingestRun } from '../../services/runs/ingest-run.ts';
+import { ingestRun } from '../../runs/ingest-run.ts';
 
 // RFC 3339, the ISO 8601 profile with a mandatory offset: a time without one would be read in the server's zone.
 const Timestamp = Type.String({ format: 'date-time' });

@@ -4,9 +4,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { LIMITS } from '../../limits/rate-limiter.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/no-nul.ts';
-import { registerRun } from '../../services/runs/register-run.ts';
+import { registerRun } from '../../runs/register-run.ts';
 
 const Body = Type.Object(
   {

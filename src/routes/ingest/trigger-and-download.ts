@@ -4,10 +4,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
-import { TimeoutMsSchema } from '../../services/sync/wait-window.ts';
-import { triggerAndDownload } from '../../services/sync/download-run.ts';
+import { TimeoutMsSchema } from '../../sync/wait-window.ts';
+import { triggerAndDownload } from '../../sync/download-run.ts';
 
 const Body = Type.Object(
   {

@@ -4,9 +4,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendSyncOutcome } from '../../http/sync-outcome.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { LIMITS } from '../../limits/rate-limiter.ts';
-import { TimeoutMsSchema } from '../../services/sync/wait-window.ts';
-import { triggerAndWait } from '../../services/sync/trigger-and-wait.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
+import { TimeoutMsSchema } from '../../sync/wait-window.ts';
+import { triggerAndWait } from '../../sync/trigger-and-wait.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 
 const Body = Type.Object(

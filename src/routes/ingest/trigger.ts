@@ -4,8 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
-import { triggerRun } from '../../services/runs/trigger-run.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
+import { triggerRun } from '../../runs/trigger-run.ts';
 
 const Body = Type.Object(
   {

@@ -6,10 +6,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/no-nul.ts';
-import { applyCallback, type CallbackError, type CallbackRequest } from '../../services/runs/callback.ts';
-import { outputsCount } from '../../services/runs/run-output.ts';
+import { applyCallback, type CallbackError, type CallbackRequest } from '../../runs/callback.ts';
+import { outputsCount } from '../../runs/run-output.ts';
 
 // One flat object rather than a oneOf: ajv then names the offending field instead of "must match one schema".
 // The per-type rules (required fields, complete vs failed) are checked in toCallback.

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { resolveForRun } from '../../services/credentials/resolve-credentials.ts';
+import { resolveForRun } from '../../credentials/resolve-credentials.ts';
 
 export default async function credentialsResolveRoute(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get(

@@ -6,8 +6,8 @@ import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { allowEmptyJsonBody, emptyBodyAsObject } from '../../http/empty-json-body.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
-import { completeWaitpoint } from '../../services/runs/waitpoint.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
+import { completeWaitpoint } from '../../runs/waitpoint.ts';
 
 const Body = Type.Object(
   {

@@ -8,8 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { parseId } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
 import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
-import { webhookAgentMatches } from '../../services/sync/webhook-run.ts';
-import { handBackAllWaits } from '../../services/sync/await-run.ts';
+import { webhookAgentMatches } from '../../webhooks/webhook-run.ts';
+import { handBackAllWaits } from '../../sync/await-run.ts';
 import webhookRoutes, { WEBHOOK_BODY_LIMIT } from './webhook.ts';
 
 declare module 'fastify' {

@@ -6,12 +6,12 @@
 // checkers issue them, and each would otherwise start a run.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
-import { startWebhookRun, webhookAndWait, type InboundWebhook } from '../../services/sync/webhook-run.ts';
-import { errorText } from '../../services/runs/run-view.ts';
+import { startWebhookRun, webhookAndWait, type InboundWebhook } from '../../webhooks/webhook-run.ts';
+import { errorText } from '../../runs/run-view.ts';
 import { shapeWebhookResponse } from '../../webhooks/webhook-response.ts';
-import type { SyncOutcome } from '../../services/sync/sync-wait.ts';
+import type { SyncOutcome } from '../../sync/sync-wait.ts';
 
 /** spec 4.6 / 8.4: 1 MiB accepted, one byte more is 413. */
 export const WEBHOOK_BODY_LIMIT = 1_048_576;

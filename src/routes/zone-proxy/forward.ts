@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Agent } from 'undici';
 import { ApiError } from '../../errors.ts';
-import { SESSION_COOKIE, withoutSessionCookie } from '../../services/zones/user-auth.ts';
+import { SESSION_COOKIE, withoutSessionCookie } from '../../orgs/user-auth.ts';
 
 /** RFC 9110 §7.6.1 connection-specific headers, plus the non-standard ones proxies also drop. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);

@@ -4,8 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
-import { userCredential } from '../../services/zones/user-auth.ts';
-import { passZoneProxy } from '../../services/zones/zone-proxy-access.ts';
+import { userCredential } from '../../orgs/user-auth.ts';
+import { passZoneProxy } from '../../zones/zone-proxy-access.ts';
 import { createZoneDispatcher, forward, forwardedRequestHeaders, upstreamUrl } from './forward.ts';
 
 const PREFIX = /^\/zones\/([^/?#]+)\/app/;

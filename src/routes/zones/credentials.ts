@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { LIMITS } from '../../limits/rate-limiter.ts';
-import { resolveForZone } from '../../services/credentials/resolve-credentials.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
+import { resolveForZone } from '../../credentials/resolve-credentials.ts';
 
 export default async function zoneCredentialsRoute(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get(

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { allowEmptyJsonBody } from '../../http/empty-json-body.ts';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
-import { authenticateZoneRequest } from '../../services/zones/zone-auth.ts';
+import { authenticateZoneRequest } from '../../zones/zone-auth.ts';
 import zoneRunRoutes from './runs.ts';
 import zoneWaitpointRoute from './waitpoint.ts';
 import zoneCredentialsRoute from './credentials.ts';

@@ -7,9 +7,9 @@ import { Type, type Static } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
-import { TimeoutMsSchema } from '../../services/sync/wait-window.ts';
-import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView, type ZoneSyncRequest } from '../../services/zones/zone-runs.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
+import { TimeoutMsSchema } from '../../sync/wait-window.ts';
+import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView, type ZoneSyncRequest } from '../../zones/zone-runs.ts';
 
 const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
 const StartBody = Type.Object({ input: Input }, { additionalProperties: true });

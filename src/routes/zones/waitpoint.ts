@@ -5,8 +5,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
-import { LIMITS } from '../../limits/rate-limiter.ts';
-import { completeWaitpoint } from '../../services/runs/waitpoint.ts';
+import { LIMITS } from '../../rate-limits/rate-limiter.ts';
+import { completeWaitpoint } from '../../runs/waitpoint.ts';
 
 const Body = Type.Object(
   { payload: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])) },

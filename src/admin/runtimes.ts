@@ -1,0 +1,99 @@
+// Runtimes (admin-api.md "Runtimes"; runtimes.md). `kind` and `org_id` never change: agents and their runs were
+// set up against them. The API key and alert secret are sealed and shown only as `_set` flags.
+import type { AppContext } from '../context.ts';
+import { errors } from '../errors.ts';
+import type { RuntimeKind } from '../runtimes/runtime-adapter.ts';
+import { appendAudit } from '../orgs/audit-repo.ts';
+import { findOrg } from '../orgs/orgs-repo.ts';
+import { findRuntime, insertRuntime, updateRuntime, type RuntimeColumns, type RuntimeRow } from '../runtimes/runtimes-repo.ts';
+import { checkHttpUrl, fieldsSet } from './validate.ts';
+
+type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents'>;
+
+export interface RuntimeView {
+  id: number;
+  org_id: string;
+  name: string;
+  kind: RuntimeKind;
+  base_url: string;
+  api_key_set: boolean;
+  alert_secret_set: boolean;
+}
+
+export interface CreateRuntimeBody {
+  org_id: string;
+  name: string;
+  kind: RuntimeKind;
+  base_url: string;
+  api_key?: string | null;
+  alert_secret?: string | null;
+}
+
+export interface UpdateRuntimeBody {
+  name?: string;
+  base_url?: string;
+  api_key?: string | null; // null clears
+  alert_secret?: string | null; // null clears
+  org_id?: unknown; // refused: immutable
+  kind?: unknown; // refused: immutable
+}
+
+export function runtimeView(row: RuntimeRow): RuntimeView {
+  return {
+    id: Number(row.id),
+    org_id: row.org_id,
+    name: row.name,
+    kind: row.kind,
+    base_url: row.base_url,
+    api_key_set: row.api_key_enc !== null,
+    alert_secret_set: row.alert_secret_enc !== null,
+  };
+}
+
+export async function createRuntime(ctx: Ctx, body: CreateRuntimeBody): Promise<RuntimeView> {
+  checkHttpUrl('base_url', body.base_url);
+  if (!(await findOrg(ctx.db, body.org_id.toLowerCase()))) throw errors.notFound('organization');
+  const now = ctx.clock.now();
+  const row = await ctx.db.transaction(async (tx) => {
+    const rt = await insertRuntime(
+      tx,
+      {
+        org_id: body.org_id.toLowerCase(),
+        name: body.name,
+        kind: body.kind,
+        base_url: body.base_url,
+        api_key_enc: body.api_key ? ctx.secrets.seal(body.api_key) : null,
+        alert_secret_enc: body.alert_secret ? ctx.secrets.seal(body.alert_secret) : null,
+      },
+      now,
+    );
+    await appendAudit(tx, { action: 'runtime.created', details: { runtime_id: Number(rt.id), kind: rt.kind } }, now);
+    return rt;
+  });
+  return runtimeView(row);
+}
+
+export async function getRuntime(ctx: Ctx, id: number): Promise<RuntimeView> {
+  const row = await findRuntime(ctx.db, id);
+  if (!row) throw errors.notFound('runtime');
+  return runtimeView(row);
+}
+
+export async function updateRuntimeSettings(ctx: Ctx, id: number, body: UpdateRuntimeBody): Promise<RuntimeView> {
+  if (body.kind !== undefined) throw errors.invalid('body.kind', 'cannot be changed');
+  if (body.org_id !== undefined) throw errors.invalid('body.org_id', 'cannot be changed');
+  if (body.base_url !== undefined) checkHttpUrl('base_url', body.base_url);
+  if (fieldsSet(body).length === 0) return getRuntime(ctx, id); // nothing to change, nothing to audit
+  const patch: Partial<RuntimeColumns> = { name: body.name, base_url: body.base_url };
+  if (body.api_key !== undefined) patch.api_key_enc = body.api_key === null ? null : ctx.secrets.seal(body.api_key);
+  if (body.alert_secret !== undefined) patch.alert_secret_enc = body.alert_secret === null ? null : ctx.secrets.seal(body.alert_secret);
+  const now = ctx.clock.now();
+  const row = await ctx.db.transaction(async (tx) => {
+    const rt = await updateRuntime(tx, id, patch, now);
+    if (rt) await appendAudit(tx, { action: 'runtime.updated', details: { runtime_id: id, fields: fieldsSet(body) } }, now);
+    return rt;
+  });
+  if (!row) throw errors.notFound('runtime');
+  await ctx.agents.runtimeChanged(id); // adapters use a cached, decrypted copy on every instance
+  return runtimeView(row);
+}

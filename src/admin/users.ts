@@ -1,0 +1,73 @@
+// Users and their personal sign-in tokens (admin-api.md; zones.md "Users reach the platform"). A token is shown
+// once, in the answer that creates it; only its SHA-256 digest is kept.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { errors } from '../errors.ts';
+import { digest } from '../lib/secrets.ts';
+import { appendAudit } from '../orgs/audit-repo.ts';
+import { deleteUserToken, findUser, insertUserOnce, insertUserToken, type UserRow } from '../orgs/users-repo.ts';
+import { isUuid } from './validate.ts';
+
+type Ctx = Pick<AppContext, 'db' | 'clock'>;
+
+/** Prefixed like the agent keys, so a leaked one is recognizable (and scannable). */
+export const USER_TOKEN_PREFIX = 'ars_user_';
+
+export interface UserView {
+  id: string;
+  email: string;
+  name: string | null;
+  platform_admin: boolean;
+}
+
+export function userView(row: UserRow): UserView {
+  return { id: row.id, email: row.email, name: row.name ?? null, platform_admin: row.platform_admin };
+}
+
+/** 409 when the email is taken, compared case-insensitively. The email is kept as written. */
+export async function createUser(ctx: Ctx, body: { email: string; name?: string | null; platform_admin?: boolean }): Promise<UserView> {
+  const now = ctx.clock.now();
+  const row = await ctx.db.transaction(async (tx) => {
+    const user = await insertUserOnce(tx, {
+      id: randomUUID(),
+      email: body.email,
+      name: body.name ?? null,
+      platformAdmin: body.platform_admin ?? false,
+      now,
+    });
+    if (user) await appendAudit(tx, { action: 'user.created', details: { user_id: user.id, platform_admin: user.platform_admin } }, now);
+    return user;
+  });
+  if (!row) throw errors.conflict('a user with this email already exists');
+  return userView(row);
+}
+
+export async function getUser(ctx: Ctx, userId: string): Promise<UserView> {
+  const user = isUuid(userId) ? await findUser(ctx.db, userId.toLowerCase()) : null;
+  if (!user) throw errors.notFound('user');
+  return userView(user);
+}
+
+export async function createUserToken(ctx: Ctx, userId: string, body: { name?: string | null }): Promise<{ id: string; token: string }> {
+  const user = isUuid(userId) ? await findUser(ctx.db, userId.toLowerCase()) : null;
+  if (!user) throw errors.notFound('user');
+  const token = USER_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const now = ctx.clock.now();
+  const row = await ctx.db.transaction(async (tx) => {
+    const t = await insertUserToken(tx, { id: randomUUID(), userId: user.id, name: body.name ?? null, tokenDigest: digest(token), now });
+    await appendAudit(tx, { action: 'user.token_created', details: { user_id: user.id, token_id: t.id } }, now);
+    return t;
+  });
+  return { id: row.id, token };
+}
+
+export async function revokeUserToken(ctx: Ctx, userId: string, tokenId: string): Promise<void> {
+  if (!isUuid(userId) || !isUuid(tokenId)) throw errors.notFound('token');
+  const now = ctx.clock.now();
+  const revoked = await ctx.db.transaction(async (tx) => {
+    const gone = await deleteUserToken(tx, userId.toLowerCase(), tokenId.toLowerCase());
+    if (gone) await appendAudit(tx, { action: 'user.token_revoked', details: { user_id: userId.toLowerCase(), token_id: tokenId.toLowerCase() } }, now);
+    return gone;
+  });
+  if (!revoked) throw errors.notFound('token');
+}

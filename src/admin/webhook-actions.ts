@@ -1,0 +1,84 @@
+// Webhook actions (admin-api.md "Webhook actions"; decisions.md "Events"): where run events are POSTed, signed
+// with a per-action Standard Webhooks secret that is shown once, in the answer that creates it.
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { errors } from '../errors.ts';
+import { generateSigningSecret } from '../events/standard-webhooks.ts';
+import { findAgent } from '../agents/agents-repo.ts';
+import { appendAudit } from '../orgs/audit-repo.ts';
+import {
+  deleteWebhookAction,
+  insertWebhookAction,
+  listAgentWebhookActions,
+  type WebhookActionRow,
+  type WebhookOnState,
+} from '../events/webhook-actions-repo.ts';
+import { isoOrNull } from '../runs/run-view.ts';
+import { checkHttpUrl, isUuid } from './validate.ts';
+
+type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets'>;
+
+export interface WebhookActionView {
+  id: string;
+  agent_id: number;
+  on_state: WebhookOnState;
+  url: string;
+  signing_secret_set: boolean;
+  created_at: string;
+}
+
+export function webhookActionView(row: WebhookActionRow): WebhookActionView {
+  return {
+    id: row.id,
+    agent_id: Number(row.agent_id),
+    on_state: row.on_state,
+    url: row.url,
+    signing_secret_set: true,
+    created_at: isoOrNull(row.created_at)!,
+  };
+}
+
+/**
+ * The URL is checked for shape only; whether it may be reached (SSRF guard) is decided at delivery time against
+ * the resolved address, because DNS can change after this call.
+ */
+export async function createWebhookAction(
+  ctx: Ctx,
+  agentId: number,
+  body: { on_state: WebhookOnState; url: string },
+): Promise<{ id: string; on_state: WebhookOnState; url: string; signing_secret: string }> {
+  checkHttpUrl('url', body.url);
+  if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
+  const signingSecret = generateSigningSecret();
+  const now = ctx.clock.now();
+  const row = await ctx.db.transaction(async (tx) => {
+    const action = await insertWebhookAction(
+      tx,
+      { id: randomUUID(), agentId, onState: body.on_state, url: body.url, signingSecretEnc: ctx.secrets.seal(signingSecret) },
+      now,
+    );
+    // The URL stays out of the audit log: some receivers put their own secret in it.
+    await appendAudit(tx, { action: 'webhook_action.created', agentId, details: { webhook_action_id: action.id, on_state: action.on_state } }, now);
+    return action;
+  });
+  return { id: row.id, on_state: row.on_state, url: row.url, signing_secret: signingSecret };
+}
+
+export async function listWebhookActions(ctx: Ctx, agentId: number): Promise<{ data: WebhookActionView[] }> {
+  if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
+  return { data: (await listAgentWebhookActions(ctx.db, agentId)).map(webhookActionView) };
+}
+
+export async function removeWebhookAction(ctx: Ctx, id: string): Promise<void> {
+  if (!isUuid(id)) throw errors.notFound('webhook action');
+  const now = ctx.clock.now();
+  const removed = await ctx.db.transaction(async (tx) => {
+    const row = await deleteWebhookAction(tx, id);
+    if (row) {
+      const details = { webhook_action_id: row.id, on_state: row.on_state };
+      await appendAudit(tx, { action: 'webhook_action.deleted', agentId: Number(row.agent_id), details }, now);
+    }
+    return row;
+  });
+  if (!removed) throw errors.notFound('webhook action');
+}

@@ -1,0 +1,77 @@
+// The outbox of webhook-action deliveries (decisions.md "Events"). Rows are queued by runs-repo's `transition` in
+// the same statement as the status write; this file claims and settles them. Any number of instances may run the
+// worker: a claim takes due rows with FOR UPDATE SKIP LOCKED and leases them (locked_until) in that statement, so
+// another instance neither blocks on them nor takes them until the lease lapses (a crashed worker's rows return).
+import type { Queryable } from '../storage/db.ts';
+
+export interface OutboxRow {
+  id: number;
+  webhook_action_id: string | null;
+  run_id: number | null;
+  event: string;
+  message_id: string;
+  snapshot: Record<string, unknown>;
+  attempts: number;
+  next_attempt_at: Date;
+  locked_until: Date | null;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  last_error: string | null;
+  created_at: Date;
+}
+
+/** A claimed row with its webhook action (null when the action is gone). */
+export interface ClaimedDelivery extends OutboxRow {
+  action_url: string | null;
+  action_secret_enc: string | null;
+}
+
+export async function claimDueDeliveries(q: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await q.query<ClaimedDelivery>(
+    `WITH due AS (
+       SELECT id FROM outbox
+       WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $1
+         AND (locked_until IS NULL OR locked_until <= $1)
+       ORDER BY next_attempt_at, id
+       LIMIT $3
+       FOR UPDATE SKIP LOCKED
+     )
+     UPDATE outbox o SET locked_until = $2
+     FROM due WHERE o.id = due.id
+     RETURNING o.*,
+       (SELECT wa.url FROM webhook_actions wa WHERE wa.id = o.webhook_action_id) AS action_url,
+       (SELECT wa.signing_secret_enc FROM webhook_actions wa WHERE wa.id = o.webhook_action_id) AS action_secret_enc`,
+    [now, leaseUntil, limit],
+  );
+  return rows;
+}
+
+// The settling writes are guarded on the lease they were claimed under: a worker whose lease lapsed (and whose row
+// another instance took over) must not overwrite the newer outcome.
+
+export async function markDelivered(q: Queryable, id: number, lease: Date, now: Date): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE outbox SET delivered_at = $3, attempts = attempts + 1, last_error = NULL, locked_until = NULL
+     WHERE id = $1 AND locked_until = $2 AND delivered_at IS NULL`,
+    [id, lease, now],
+  );
+  return rowCount > 0;
+}
+
+export async function scheduleRetry(q: Queryable, id: number, lease: Date, nextAttemptAt: Date, error: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $3, last_error = $4, locked_until = NULL
+     WHERE id = $1 AND locked_until = $2 AND delivered_at IS NULL`,
+    [id, lease, nextAttemptAt, error],
+  );
+  return rowCount > 0;
+}
+
+export async function markGivenUp(q: Queryable, id: number, lease: Date, now: Date, error: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE outbox SET attempts = attempts + 1, failed_at = $3, last_error = $4, locked_until = NULL
+     WHERE id = $1 AND locked_until = $2 AND delivered_at IS NULL`,
+    [id, lease, now, error],
+  );
+  return rowCount > 0;
+}

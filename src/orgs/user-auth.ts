@@ -1,0 +1,43 @@
+// Users reach the platform with a personal token (zones.md): `Authorization: Bearer <token>`, or the session
+// cookie `ars_session=<token>` that the UI sets after sign-in with that same token. Only the SHA-256 digest is
+// stored, so lookup is by digest (a database equality on 32 random-looking bytes: no timing signal to exploit).
+import type { AppContext } from '../context.ts';
+import { digest } from '../lib/secrets.ts';
+import { findUserByTokenDigest, type TokenUser } from './user-tokens-repo.ts';
+
+export const SESSION_COOKIE = 'ars_session';
+
+/** The presented credential: the bearer token wins; the cookie is read only when there is no Authorization header. */
+export function userCredential(authorization: string | undefined, cookieHeader: string | undefined): string | null {
+  if (typeof authorization === 'string' && authorization !== '') {
+    const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
+    return match ? match[1]! : null;
+  }
+  return sessionCookie(cookieHeader);
+}
+
+export function sessionCookie(cookieHeader: string | undefined): string | null {
+  if (!cookieHeader) return null;
+  for (const part of cookieHeader.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+    const value = part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    return value === '' ? null : value;
+  }
+  return null;
+}
+
+/** Drops the session cookie from a Cookie header, keeping the others (the zone app's own); null when none remain. */
+export function withoutSessionCookie(cookieHeader: string | undefined): string | null {
+  if (!cookieHeader) return null;
+  const kept = cookieHeader
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && p.slice(0, p.indexOf('=') < 0 ? p.length : p.indexOf('=')).trim() !== SESSION_COOKIE);
+  return kept.length > 0 ? kept.join('; ') : null;
+}
+
+export async function authenticateUser(ctx: AppContext, credential: string | null): Promise<TokenUser | null> {
+  if (!credential || credential.length > 512) return null;
+  return findUserByTokenDigest(ctx.db, digest(credential));
+}

@@ -1,0 +1,37 @@
+// POST /api/runtimes/{runtimeId}/alerts (decisions.md "Events"): runtime failure alerts, authenticated by the
+// runtime's alert secret — a Trigger.dev HMAC over the raw body, or an n8n error workflow's bearer. This context
+// keeps every body as raw bytes, because the signature covers the exact bytes sent.
+import type { FastifyInstance } from 'fastify';
+import { bearerToken, parseId } from '../http/bearer.ts';
+import { ApiError, errors } from '../errors.ts';
+import { receiveRuntimeAlert } from '../runs/alerts.ts';
+
+/** Alerts are small; this is far above any real one and far below the JSON ceiling of the other endpoints. */
+const ALERT_BODY_LIMIT = 1024 * 1024;
+
+export default async function alertRoutes(app: FastifyInstance): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ALERT_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+  app.post<{ Params: { runtimeId: string } }>('/runtimes/:runtimeId/alerts', { bodyLimit: ALERT_BODY_LIMIT }, async (req) => {
+    const signature = req.headers['x-trigger-signature-hmacsha256'];
+    const outcome = await receiveRuntimeAlert(app.ctx, {
+      runtimeId: parseId(req.params.runtimeId),
+      rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      signature: typeof signature === 'string' ? signature : null,
+      bearer: bearerToken(req),
+    });
+    switch (outcome.kind) {
+      case 'unauthorized':
+        throw errors.unauthorized('unknown runtime or invalid alert signature');
+      case 'invalid':
+        throw new ApiError('invalid_body', outcome.message);
+      case 'applied':
+      case 'already_terminal':
+        return { received: true, outcome: outcome.kind, runId: outcome.runId };
+      default:
+        // Duplicates, unknown runs and other alert types are accepted so the sender stops retrying.
+        return { received: true, outcome: outcome.kind, runId: null };
+    }
+  });
+}

@@ -1,0 +1,109 @@
+// Runtime failure alerts (spec part 1 "a failure alert webhook from the runtime", decisions.md "Events"): the
+// third path to a terminal state. Authenticated by the runtime's alert secret, deduplicated on the alert id,
+// correlated to a run through the runtime's run id, and written through the guarded transition.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { findRuntime } from '../runtimes/runtimes-repo.ts';
+import { findRunIdByRuntimeExternalId, recordAlertReceipt } from './alerts-repo.ts';
+import { transition } from './runs-repo.ts';
+import { constantTimeEqual } from '../lib/secrets.ts';
+import { parseJson } from '../runtimes/http.ts';
+
+export interface InboundAlert {
+  runtimeId: number | null;
+  rawBody: Buffer;
+  /** x-trigger-signature-hmacsha256 (Trigger.dev). */
+  signature: string | null;
+  /** The bearer token (n8n error workflow). */
+  bearer: string | null;
+}
+
+export type AlertOutcome =
+  | { kind: 'unauthorized' }
+  | { kind: 'invalid'; message: string }
+  | { kind: 'duplicate' }
+  | { kind: 'ignored'; reason: string }
+  | { kind: 'unknown_run'; externalRunId: string }
+  | { kind: 'applied' | 'already_terminal'; runId: number };
+
+/** What an alert says, whichever runtime sent it. */
+interface ParsedAlert {
+  alertId: string;
+  externalRunId: string;
+  to: 'failed' | 'cancelled';
+  error: string;
+}
+
+const MAX_ERROR_CHARS = 500;
+
+export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert): Promise<AlertOutcome> {
+  if (alert.runtimeId === null) return { kind: 'unauthorized' };
+  const runtime = await findRuntime(ctx.db, alert.runtimeId);
+  // An unknown runtime and a runtime without an alert secret look the same as a bad signature.
+  if (!runtime?.alert_secret_enc) return { kind: 'unauthorized' };
+  const secret = ctx.secrets.open(runtime.alert_secret_enc);
+  const authentic = runtime.kind === 'task' ? signatureMatches(alert.rawBody, secret, alert.signature) : alert.bearer !== null && constantTimeEqual(alert.bearer, secret);
+  if (!authentic) return { kind: 'unauthorized' };
+
+  const body = parseJson(alert.rawBody.toString('utf8'));
+  if (!body.ok || typeof body.value !== 'object' || body.value === null) return { kind: 'invalid', message: 'alert body is not a JSON object' };
+  const parsed = runtime.kind === 'task' ? parseTriggerDevAlert(body.value) : parseN8nAlert(body.value);
+  if ('kind' in parsed) return parsed;
+
+  const now = ctx.clock.now();
+  const outcome = await ctx.db.transaction(async (tx): Promise<AlertOutcome> => {
+    // The receipt and the transition commit together: a delivery that fails half-way is not remembered.
+    if (!(await recordAlertReceipt(tx, runtime.id, parsed.alertId, now))) return { kind: 'duplicate' };
+    const runId = await findRunIdByRuntimeExternalId(tx, runtime.id, parsed.externalRunId);
+    if (runId === null) return { kind: 'unknown_run', externalRunId: parsed.externalRunId };
+    const result = await transition(tx, runId, 'terminal', parsed.to, now, { error: parsed.error });
+    return { kind: result.kind === 'applied' ? 'applied' : 'already_terminal', runId };
+  });
+  if (outcome.kind === 'applied') ctx.runWatch.publish(outcome.runId, parsed.to);
+  if (outcome.kind === 'unknown_run') ctx.log.warn({ runtimeId: runtime.id, externalRunId: parsed.externalRunId }, 'runtime alert for an unknown run ignored');
+  return outcome;
+}
+
+/** Lowercase hex HMAC-SHA256 of the raw body keyed by the alert secret (runtimes.md), compared in constant time. */
+function signatureMatches(rawBody: Buffer, secret: string, presented: string | null): boolean {
+  if (!presented || !/^[0-9a-f]{64}$/i.test(presented)) return false;
+  const expected = createHmac('sha256', secret).update(rawBody).digest();
+  return timingSafeEqual(expected, Buffer.from(presented, 'hex'));
+}
+
+interface TriggerAlertBody {
+  id?: unknown;
+  type?: unknown;
+  object?: { run?: { id?: unknown; status?: unknown; error?: { message?: unknown; name?: unknown } } };
+}
+
+/** `alert.run.failed`, or the legacy shape without `type`. Other alert types (deployments) are ignored. */
+function parseTriggerDevAlert(value: object): ParsedAlert | AlertOutcome {
+  const body = value as TriggerAlertBody;
+  if (body.type !== undefined && body.type !== 'alert.run.failed') return { kind: 'ignored', reason: `alert type ${String(body.type)} is not about a run failure` };
+  const run = body.object?.run;
+  if (typeof body.id !== 'string' || body.id === '') return { kind: 'invalid', message: 'id is required' };
+  if (typeof run?.id !== 'string' || run.id === '') return { kind: 'invalid', message: 'object.run.id is required' };
+  const status = typeof run.status === 'string' ? run.status : 'FAILED';
+  // Trigger.dev sends no alert for CANCELED; should one ever come, the run is cancelled, not failed.
+  const to = status === 'CANCELED' ? 'cancelled' : 'failed';
+  const message = textOf(run.error?.message) ?? textOf(run.error?.name) ?? `Run ended with status ${status} in the runtime`;
+  return { alertId: body.id, externalRunId: run.id, to, error: message };
+}
+
+interface N8nAlertBody {
+  execution?: { id?: unknown; error?: { message?: unknown } };
+}
+
+/** The error workflow's POST: one per failed execution, so the execution id is the dedupe key. */
+function parseN8nAlert(value: object): ParsedAlert | AlertOutcome {
+  const ex = (value as N8nAlertBody).execution;
+  const id = typeof ex?.id === 'number' ? String(ex.id) : ex?.id;
+  if (typeof id !== 'string' || id === '') return { kind: 'invalid', message: 'execution.id is required' };
+  const message = textOf(ex?.error?.message) ?? 'Workflow execution failed in the runtime';
+  return { alertId: `execution:${id}`, externalRunId: id, to: 'failed', error: message };
+}
+
+function textOf(v: unknown): string | null {
+  return typeof v === 'string' && v.trim() !== '' ? v.slice(0, MAX_ERROR_CHARS) : null;
+}

@@ -1,0 +1,102 @@
+// Status polling (spec part 1 "the service polling the runtime", part 3 "poll of runtime"): one claimed run,
+// its runtime's answer, and what that answer means for the run. Every write goes through `transition`, so a
+// callback or an alert that got there first makes the poll's write a silent no-op (first terminal write wins).
+import type { AppContext } from '../context.ts';
+import type { DuePoll } from './poll-repo.ts';
+import { deferPoll, releasePollLease } from './poll-repo.ts';
+import { transition, type RunPatch, type TransitionResult } from './runs-repo.ts';
+import type { RemoteStatus, RuntimeConnection } from '../runtimes/runtime-adapter.ts';
+import type { TerminalStatus } from './run-states.ts';
+import { outputsOf } from './run-output.ts';
+import { RUNNING_TIMEOUT_REASON } from './timeout-reasons.ts';
+
+export type PollOutcome =
+  | { kind: 'terminal'; result: TransitionResult }
+  | { kind: 'started'; result: TransitionResult }
+  | { kind: 'timed_out'; result: TransitionResult }
+  | { kind: 'unchanged'; remote: string }
+  | { kind: 'unavailable'; message: string } // the runtime did not answer usefully; the next tick tries again
+  | { kind: 'no_runtime' };
+
+/**
+ * The runtime's own words for "paused, not executing" (Trigger.dev WAITING, or FROZEN in the legacy vocabulary;
+ * n8n `waiting`). The adapters map these to `running`; spec part 3 rules 3 and 4 need the difference.
+ */
+const PAUSED_UPSTREAM = new Set(['WAITING', 'FROZEN', 'waiting']);
+
+export async function pollRun(
+  ctx: AppContext,
+  due: DuePoll,
+  runtime: RuntimeConnection | null,
+): Promise<PollOutcome> {
+  const { run } = due;
+  if (!runtime || !run.external_run_id) return { kind: 'no_runtime' };
+  const adapter = ctx.runtimes.get(runtime.kind);
+  const res = await adapter.fetchStatus(runtime, run.external_run_id);
+  if (!res.ok) {
+    const f = res.failure;
+    // Trigger.dev answers 404 + x-should-retry right after a trigger (replica lag): the next tick retries.
+    if (f.retryAt) await deferPoll(ctx.db, run.id, f.retryAt);
+    else await releasePollLease(ctx.db, run.id);
+    const level = f.retryable ? 'debug' : 'warn';
+    ctx.log[level]({ runId: run.id, failure: f.kind, httpStatus: f.httpStatus }, `status poll failed: ${f.message}`);
+    return { kind: 'unavailable', message: f.message };
+  }
+  const outcome = await applyRemoteStatus(ctx, due, res.value);
+  // A terminal write cleared next_poll_at already; anything else may be polled again at next_poll_at.
+  if (!('result' in outcome) || outcome.result.kind !== 'applied' || outcome.kind === 'started') await releasePollLease(ctx.db, run.id);
+  if ('result' in outcome && outcome.result.kind === 'applied') ctx.runWatch.publishRun(outcome.result.run);
+  return outcome;
+}
+
+/** What one remote status means for the run (runtimes.md mappings; spec part 3 rules 2–4). */
+export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus): Promise<PollOutcome> {
+  const { run } = due;
+  const now = ctx.clock.now();
+  switch (remote.status) {
+    case 'completed':
+    case 'failed':
+    case 'cancelled':
+      return { kind: 'terminal', result: await transition(ctx.db, run.id, 'terminal', remote.status, now, terminalPatch(remote.status, remote, run.created_at, now)) };
+    case 'running': {
+      if (run.status === 'queued') {
+        return { kind: 'started', result: await transition(ctx.db, run.id, 'started', 'running', now, {}) };
+      }
+      // Rule 3: a run paused upstream is never failed for its pause; rule 4: one that executes upstream while
+      // it says `waiting` here is. Measured from the original started_at either way (rule 2).
+      const pausedUpstream = run.status === 'waiting' && PAUSED_UPSTREAM.has(remote.runtimeStatus ?? '');
+      const started = run.started_at ? new Date(run.started_at).getTime() : null;
+      if (!pausedUpstream && started !== null && now.getTime() - started > due.runningTimeoutMs) {
+        const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: RUNNING_TIMEOUT_REASON });
+        return { kind: 'timed_out', result };
+      }
+      return { kind: 'unchanged', remote: remote.runtimeStatus ?? remote.status };
+    }
+    case 'queued':
+    case 'unknown':
+      return { kind: 'unchanged', remote: remote.runtimeStatus ?? remote.status };
+  }
+}
+
+/** Spec part 3 "stores output_data, duration_ms, outputs": the task's return value and wall-clock duration. */
+function terminalPatch(status: TerminalStatus, remote: RemoteStatus, createdAt: Date, now: Date): RunPatch {
+  const patch: RunPatch = {};
+  // The runtime knows when the run really started and finished; a poll only learns it later. Its times are kept
+  // when they are consistent with ours (created_at ≤ started ≤ finished ≤ now); a skewed runtime clock falls back
+  // to the moment of the poll. started_at is still stamped only if the run has none yet.
+  const { startedAt, finishedAt } = remote;
+  if (startedAt && finishedAt && createdAt.getTime() <= startedAt.getTime() && startedAt <= finishedAt && finishedAt <= now) {
+    patch.startedAt = startedAt;
+    patch.completedAt = finishedAt;
+  }
+  if (typeof remote.durationMs === 'number' && remote.durationMs >= 0) patch.durationMs = remote.durationMs;
+  if (status === 'completed') {
+    patch.outputData = remote.output ?? null;
+    patch.outputs = outputsOf(remote.output);
+  } else if (remote.error) {
+    patch.error = remote.error;
+  } else if (status === 'failed') {
+    patch.error = `Run ${remote.runtimeStatus ? `ended with status ${remote.runtimeStatus}` : 'failed'} in the runtime`;
+  }
+  return patch;
+}

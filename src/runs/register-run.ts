@@ -1,0 +1,54 @@
+// Spec 4.4: registers a run the caller started on the runtime itself, and hands back what the task needs to
+// resolve credentials (spec 4.10). Idempotent on (agentId, externalRunId): every repeat, concurrent or not, gets
+// the one run (insertRunOnce), and a fresh credentials token for it — a token is bound to the agent and the run
+// only, so a new one is as good as the first and spares a caller that lost the first answer a dead run.
+import type { AppContext } from '../context.ts';
+import type { AgentRow } from '../agents/agents-repo.ts';
+import { insertRunOnce, type RunRow } from './runs-repo.ts';
+import type { ConnectionIds } from '../agents/connections-repo.ts';
+import { attributableUser } from '../orgs/attribution.ts';
+import { mintRunCredentials } from '../agents/agent-tokens.ts';
+import { assertTriggerEligible } from './trigger-run.ts';
+
+export interface RegisterRequest {
+  externalRunId: string;
+  input?: object;
+  metadata?: object;
+  userId?: string | null;
+}
+
+export interface RegisterResult {
+  run: RunRow;
+  /** False when the call repeated an earlier registration. */
+  created: boolean;
+  /** Spec 4.4: all three together, or none when the agent has no active connections. */
+  credentials?: { credentialsToken: string; expiresInSeconds: number; connectionIds: ConnectionIds };
+}
+
+/** Throws 403 not_eligible (spec 4.4 "Eligibility: same as /trigger", part 7) before anything is written. */
+export async function registerRun(ctx: AppContext, agent: AgentRow, req: RegisterRequest): Promise<RegisterResult> {
+  assertTriggerEligible(agent);
+  // Spec 4.4: an unknown or non-member user is dropped silently; only the first registration records it.
+  const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
+  const now = ctx.clock.now();
+  const { run, created } = await insertRunOnce(ctx.db, {
+    agentId: agent.id,
+    externalRunId: req.externalRunId,
+    // Spec part 3: "(none) → running" with no queued step; started_at is the registration.
+    status: 'running',
+    source: 'register',
+    now,
+    startedAt: now,
+    input: req.input ?? {},
+    metadata: req.metadata ?? {},
+    createdBy,
+    // The external run id is the runtime's own (spec 2.2), so the run is polled like a triggered one: that is how
+    // it ends when no callback comes, and how the running timeout reaches it (spec part 3).
+    nextPollAt: new Date(now.getTime() + agent.poll_interval_s * 1000),
+  });
+
+  const connectionIds = await ctx.agents.connectionIds(agent.id);
+  if (Object.keys(connectionIds).length === 0) return { run, created };
+  const { token, expiresInSeconds } = await mintRunCredentials(ctx, agent, run.id, now);
+  return { run, created, credentials: { credentialsToken: token, expiresInSeconds, connectionIds } };
+}

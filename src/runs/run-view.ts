@@ -1,0 +1,89 @@
+// How a run row is shown. One presenter per audience, so every endpoint that shows a run shows the same fields:
+// the admin API (admin-api.md "Runs and audit") and the synchronous 200 body (spec 4.2, reused by zones.md).
+import type { RunRow } from './runs-repo.ts';
+import type { RunStatus } from './run-states.ts';
+
+/** admin-api.md `GET /runs/{runId}`: exactly these fields. */
+export interface AdminRunView {
+  runId: number;
+  agentId: number;
+  status: RunStatus;
+  output_data: unknown;
+  outputs: number;
+  error: unknown; // spec 2.2: string, object or null, as stored
+  duration_ms: number | null;
+  started_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+  created_by: string | null;
+  external_run_id: string | null;
+  metadata: unknown;
+  input: unknown; // as stored: header values already masked (spec 4.6)
+}
+
+/** Spec 4.2's 200 body. */
+export interface SyncRunView {
+  runId: number;
+  agentId: number;
+  status: RunStatus;
+  output_data: unknown;
+  outputs: number;
+  error: string | null;
+  duration_ms: number | null;
+  started_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+}
+
+/** The admin view is the sync view (spec 4.2) plus attribution and snapshots, with `error` as stored. */
+export function toAdminRunView(run: RunRow): AdminRunView {
+  return {
+    ...toSyncRunView(run),
+    error: run.error ?? null,
+    created_by: run.created_by ?? null,
+    external_run_id: run.external_run_id ?? null,
+    metadata: run.metadata ?? {},
+    input: run.input ?? {},
+  };
+}
+
+export function toSyncRunView(run: RunRow): SyncRunView {
+  return {
+    runId: Number(run.id),
+    agentId: Number(run.agent_id),
+    status: run.status,
+    output_data: run.output_data ?? null,
+    outputs: Number(run.outputs ?? 0),
+    error: errorText(run.error),
+    duration_ms: numberOrNull(run.duration_ms),
+    started_at: isoOrNull(run.started_at),
+    completed_at: isoOrNull(run.completed_at),
+    created_at: isoOrNull(run.created_at) ?? new Date(0).toISOString(),
+  };
+}
+
+/**
+ * Spec 4.2 `error: string|null`. Ingest stores a string (kept); a callback stores `{name?, message?, stack?}`
+ * (its message, else its name — never the stack, which can carry internals).
+ */
+export function errorText(error: unknown): string | null {
+  if (error === null || error === undefined) return null;
+  if (typeof error === 'string') return error;
+  if (typeof error === 'object' && !Array.isArray(error)) {
+    const { message, name } = error as { message?: unknown; name?: unknown };
+    if (typeof message === 'string' && message !== '') return message;
+    if (typeof name === 'string' && name !== '') return name;
+  }
+  return null;
+}
+
+/** ISO 8601, whichever way the driver handed the timestamp over. */
+export function isoOrNull(value: Date | string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const date = value instanceof Date ? value : new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
+function numberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}

@@ -1,0 +1,196 @@
+// Starting a run on a platform agent's runtime (spec 3 "(none) → queued, runtime invoked", 2.3 task payload).
+// Every starting endpoint (trigger, the synchronous ones, webhooks, zones) goes through prepareRun, and all but
+// the download through startRun, so the payload and the failure handling are the same everywhere.
+import type { AppContext } from '../context.ts';
+import type { AgentRow } from '../agents/agents-repo.ts';
+import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import { insertRun, recordTriggered, transition, type RunHead, type TransitionResult } from './runs-repo.ts';
+import { mintRunCredentials } from '../agents/agent-tokens.ts';
+import { errors } from '../errors.ts';
+import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPayload, WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
+import { outputsOf } from './run-output.ts';
+import { holdCall, type AbortReason, type HeldSettlement } from './held-workflow-calls.ts';
+import { RUNNING_TIMEOUT_REASON } from './timeout-reasons.ts';
+
+export { abortHeldCall, heldWorkflowCall, type HeldSettlement } from './held-workflow-calls.ts';
+
+export interface StartRunArgs {
+  agent: AgentRow;
+  /** What the task receives as payload.input. */
+  input: unknown;
+  /** What runs.input stores if different (webhook redaction); default = input. */
+  storedInput?: unknown;
+  createdBy: string | null;
+  /** 'trigger' | 'trigger_and_wait' | 'download' | 'webhook' | 'webhook_and_wait' | 'zone' … */
+  source: string;
+  /** The request's rate-limit count, made by the run's insert (nothing is written over the limit: 429). */
+  counted?: CountedWrite | null;
+}
+
+export interface PreparedRun {
+  run: RunHead;
+  payload: TaskPayload;
+  runtime: RuntimeConnection;
+  adapter: RuntimeAdapter;
+}
+
+export type StartRunResult =
+  | {
+      ok: true;
+      run: RunHead;
+      invoked: Invoked;
+      prepared: PreparedRun;
+      /** Workflow runtimes: resolves once the held answer has been applied to the run (never rejects). */
+      settled?: Promise<HeldSettlement>;
+    }
+  | { ok: false; run: RunHead; reason: string }; // the run is already written `failed` with that reason
+
+/**
+ * n8n answers an unregistered webhook path at once with 404 "… is not registered", after the request was
+ * accepted. Waiting this long for such an answer lets /trigger report a misconfigured path as the runtime
+ * refusing the run (500) instead of 201 followed by a failed run. Longer workflows are not delayed more.
+ */
+const WORKFLOW_REFUSAL_GRACE_MS = 250;
+
+/**
+ * Inserts the queued run, mints the credentials token if the agent has active connections, builds spec 2.3's
+ * payload. Throws 422 agent_unavailable, writing nothing, when the agent names no usable runtime.
+ */
+export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<PreparedRun> {
+  const { agent } = args;
+  const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
+  if (!runtime || !agent.target) throw errors.agentUnavailable('agent has no runtime or target configured');
+  const adapter = ctx.runtimes.get(runtime.kind);
+  const connectionIds = await ctx.agents.connectionIds(agent.id);
+  const now = ctx.clock.now();
+  const run = await insertRun(ctx.db, {
+    agentId: agent.id,
+    status: 'queued',
+    source: args.source,
+    now,
+    input: args.storedInput === undefined ? args.input : args.storedInput,
+    createdBy: args.createdBy,
+  }, args.counted);
+  // Built field by field: the agent key is never part of a payload (spec 2.3).
+  const payload: TaskPayload = { runId: run.id, input: args.input ?? {} };
+  // Spec 4.4 (and 2.3): connectionIds and credentialsToken travel together or not at all.
+  if (Object.keys(connectionIds).length > 0) {
+    const { token } = await mintRunCredentials(ctx, agent, run.id, now);
+    payload.connectionIds = connectionIds;
+    payload.credentialsToken = token;
+  }
+  return { run, payload, runtime, adapter };
+}
+
+/**
+ * prepareRun + adapter.invoke. On invoke failure the run is failed (reason e.g. "runtime unreachable: …").
+ * Task runtimes: the run stays queued with its external run id and a first poll scheduled. Workflow runtimes:
+ * the run stays queued until first sign of life (decisions.md "The wait window"); the held answer ends it.
+ */
+export async function startRun(ctx: AppContext, args: StartRunArgs): Promise<StartRunResult> {
+  const prepared = await prepareRun(ctx, args);
+  return invokePrepared(ctx, args.agent, prepared);
+}
+
+export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared: PreparedRun): Promise<StartRunResult> {
+  const { run, payload, runtime, adapter } = prepared;
+  // Only a workflow runtime's call is held open (until its answer). A run can be queued up to the queued
+  // timeout, then run up to the running timeout: the held call's backstop.
+  const held = adapter.supportsSyncInvoke ? holdCall(ctx, run.id, ctx.config.queuedTimeoutMs + agent.running_timeout_ms) : null;
+  const res = await adapter.invoke({ runtime, target: agent.target ?? '', payload, signal: held?.signal });
+  if (!res.ok) {
+    held?.release();
+    return failStart(ctx, run, invokeFailureReason(res.failure));
+  }
+  const invoked = res.value;
+  if (!invoked.answer) {
+    held?.release();
+    const now = ctx.clock.now();
+    const nextPoll = new Date(now.getTime() + agent.poll_interval_s * 1000);
+    const updated = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now);
+    return { ok: true, run: updated ?? run, invoked, prepared };
+  }
+
+  if (!held) throw new Error(`the ${runtime.kind} adapter answered a call it does not hold`);
+  const early = await Promise.race([invoked.answer, delay(WORKFLOW_REFUSAL_GRACE_MS)]);
+  if (early && isUnregisteredWebhook(early)) {
+    held.release();
+    return failStart(ctx, run, `runtime refused the run: n8n webhook: ${early.error}`);
+  }
+  const settled = invoked.answer
+    .then((answer) => {
+      const abortReason = held.abortReason();
+      held.answered(); // the terminal write below must not abort a call that is already over
+      return applyWorkflowAnswer(ctx, run.id, answer, abortReason);
+    })
+    .catch((err: unknown): HeldSettlement => {
+      // A database error while recording the answer: the run is left to polling and the timeouts.
+      ctx.log.error({ err, runId: run.id }, 'could not record the workflow answer');
+      return { answer: { status: 'failed', output: null, error: 'answer not recorded', externalRunId: null }, result: null };
+    })
+    .finally(() => held.release());
+  held.settled = settled;
+  return { ok: true, run, invoked, prepared, settled };
+}
+
+/**
+ * A held workflow answer as a terminal transition (first terminal write wins; a late answer after a timeout or a
+ * cancel is a silent no-op). An answer ended by our own abort writes nothing, except the running-timeout
+ * backstop, whose run has by definition run too long.
+ */
+export async function applyWorkflowAnswer(
+  ctx: AppContext,
+  runId: number,
+  answer: WorkflowAnswer,
+  abortReason: AbortReason | null,
+): Promise<HeldSettlement> {
+  const now = ctx.clock.now();
+  let result: TransitionResult | null = null;
+  if (answer.aborted || abortReason !== null) {
+    if (abortReason === 'timeout') result = await transition(ctx.db, runId, 'terminal', 'failed', now, { error: RUNNING_TIMEOUT_REASON });
+  } else if (answer.status === 'completed') {
+    result = await transition(ctx.db, runId, 'terminal', 'completed', now, {
+      outputData: answer.output,
+      outputs: outputsOf(answer.output),
+      externalRunId: answer.externalRunId,
+    });
+  } else {
+    result = await transition(ctx.db, runId, 'terminal', answer.status, now, {
+      error: answer.error ?? `workflow run ${answer.status}`,
+      externalRunId: answer.externalRunId,
+    });
+  }
+  if (result?.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  return { answer, result };
+}
+
+async function failStart(ctx: AppContext, run: RunHead, reason: string): Promise<StartRunResult> {
+  const result = await transition(ctx.db, run.id, 'terminal', 'failed', ctx.clock.now(), { error: reason });
+  if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  const row = result.kind === 'not_found' ? run : result.run;
+  ctx.log.warn({ runId: run.id, agentId: run.agent_id, reason }, 'runtime invocation failed');
+  return { ok: false, run: row, reason };
+}
+
+/** A short reason for the run's `error` and the 500 body. Adapter messages never carry secrets or URLs. */
+export function invokeFailureReason(f: RuntimeFailure): string {
+  switch (f.kind) {
+    case 'unreachable':
+    case 'timeout':
+      return `runtime unreachable: ${f.message}`;
+    case 'rejected':
+      return `runtime refused the run: ${f.message}`;
+    case 'bad_response':
+      return `runtime answered unexpectedly: ${f.message}`;
+    case 'not_supported':
+      return `runtime cannot start this run: ${f.message}`;
+  }
+}
+
+function isUnregisteredWebhook(a: WorkflowAnswer): boolean {
+  return a.httpStatus === 404 && /not registered/i.test(a.error ?? '');
+}
+
+function delay(ms: number): Promise<null> {
+  return new Promise((resolve) => setTimeout(() => resolve(null), ms).unref());
+}

@@ -1,0 +1,30 @@
+// Spec 4.1: the asynchronous trigger. Eligibility, attribution and the input merge, then startRun.
+import type { AppContext } from '../context.ts';
+import type { AgentRow } from '../agents/agents-repo.ts';
+import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import { errors } from '../errors.ts';
+import { deepMerge } from '../lib/merge.ts';
+import { attributableUser } from '../orgs/attribution.ts';
+import { startRun, type StartRunResult } from './start-run.ts';
+
+export interface TriggerRequest {
+  input?: object;
+  userId?: string | null;
+  /** This request's rate-limit count, made by the run's insert. */
+  counted?: CountedWrite | null;
+}
+
+/** Spec 4.1: managed_by='platform', status='active', allow_external_triggers — otherwise 403. */
+export function assertTriggerEligible(agent: AgentRow): void {
+  if (agent.managed_by !== 'platform') throw errors.notEligible('agent is not platform-managed');
+  if (agent.status !== 'active') throw errors.notEligible(`agent is ${agent.status}, not active`);
+  if (!agent.allow_external_triggers) throw errors.notEligible('external triggers are disabled for this agent');
+}
+
+export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source = 'trigger'): Promise<StartRunResult> {
+  assertTriggerEligible(agent);
+  const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
+  // The caller's values win; deepMerge skips __proto__/constructor/prototype and builds fresh objects.
+  const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
+  return startRun(ctx, { agent, input, createdBy, source, counted: req.counted });
+}

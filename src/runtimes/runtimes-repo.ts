@@ -1,0 +1,51 @@
+// Runtimes: an organization's connection to one n8n instance or Trigger.dev API (runtimes.md). Secrets sealed.
+import type { Queryable } from '../storage/db.ts';
+import type { RuntimeKind } from './runtime-adapter.ts';
+
+export interface RuntimeRow {
+  id: number;
+  org_id: string;
+  name: string;
+  kind: RuntimeKind;
+  base_url: string;
+  api_key_enc: string | null;
+  alert_secret_enc: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface RuntimeColumns {
+  name: string;
+  base_url: string;
+  api_key_enc: string | null;
+  alert_secret_enc: string | null;
+}
+
+const UPDATABLE: ReadonlyArray<keyof RuntimeColumns> = ['name', 'base_url', 'api_key_enc', 'alert_secret_enc'];
+
+export async function insertRuntime(
+  q: Queryable,
+  r: RuntimeColumns & { org_id: string; kind: RuntimeKind },
+  now: Date,
+): Promise<RuntimeRow> {
+  const { rows } = await q.query<RuntimeRow>(
+    `INSERT INTO runtimes (org_id, name, kind, base_url, api_key_enc, alert_secret_enc, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
+    [r.org_id, r.name, r.kind, r.base_url, r.api_key_enc, r.alert_secret_enc, now],
+  );
+  return rows[0]!;
+}
+
+export async function findRuntime(q: Queryable, id: number): Promise<RuntimeRow | null> {
+  const { rows } = await q.query<RuntimeRow>('SELECT * FROM runtimes WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
+/** Writes only the columns present in `patch` (kind and org_id never change). */
+export async function updateRuntime(q: Queryable, id: number, patch: Partial<RuntimeColumns>, now: Date): Promise<RuntimeRow | null> {
+  const params: unknown[] = [id, now];
+  const sets = ['updated_at = $2'];
+  for (const col of UPDATABLE) if (patch[col] !== undefined) sets.push(`${col} = $${params.push(patch[col])}`);
+  const { rows } = await q.query<RuntimeRow>(`UPDATE runtimes SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params);
+  return rows[0] ?? null;
+}

@@ -1,0 +1,197 @@
+// POST /api/agents/{agentId}/runs/trigger-and-download (spec 4.3): start a run whose answer is a file and stream
+// the runtime's bytes to the caller, never buffering or storing them.
+//
+// - The window (8.3) bounds the start of streaming: until the first byte arrives the run stays `queued`, and a
+//   miss is 504 with the run failed (decisions.md: no 202 here). The first byte is awaited before any header is
+//   sent, so an empty answer is still a clean 502.
+// - The run becomes `running` when the first byte arrives, and `completed` once the response has finished
+//   flushing to the caller (duration and completed_at cover generation and transfer).
+// - A caller that hangs up mid-stream fails the run and aborts the runtime call; so does the runtime breaking
+//   off. A run failed or cancelled elsewhere (an admin cancel, the running timeout, on any instance) ends the
+//   call too. A run a callback marks completed is still streamed: the caller is owed the file, and the first
+//   terminal write stands (the file metadata is then not recorded over it).
+import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { Transform, type Readable } from 'node:stream';
+import type { AppContext } from '../context.ts';
+import type { AgentRow } from '../agents/agents-repo.ts';
+import { findRun, transition, type RunHead, type RunPatch } from '../runs/runs-repo.ts';
+import type { RunStatus } from '../runs/run-states.ts';
+import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import { errors } from '../errors.ts';
+import { deepMerge } from '../lib/merge.ts';
+import { attributableUser } from '../orgs/attribution.ts';
+import { invokeFailureReason, prepareRun } from '../runs/start-run.ts';
+import { waitWindowMs } from './wait-window.ts';
+import { downloadHeaders, outputsHeader } from './download-headers.ts';
+import { firstChunk, jsonReason } from './stream-start.ts';
+import { errorText } from '../runs/run-view.ts';
+
+export interface DownloadRequest {
+  input?: object;
+  userId?: string;
+  timeoutMs?: number;
+  /** This request's rate-limit count, made by the run's insert. */
+  counted?: CountedWrite | null;
+}
+
+export type DownloadOutcome =
+  | {
+      kind: 'stream';
+      run: RunHead;
+      headers: Record<string, string>;
+      /** The runtime's bytes, counted as they pass. Send it as the response body. */
+      body: Readable;
+      /** Call with the response before sending: records the run's end when the response closes. */
+      track(res: ServerResponse): Promise<RunHead | null>;
+    }
+  /** The run is failed; `code` says which answer (500 runtime_failed, 502 run_failed, 504 runtime_timeout). */
+  | { kind: 'failed'; code: 'runtime_failed' | 'run_failed' | 'runtime_timeout'; run: RunHead; message: string }
+  | { kind: 'caller_gone'; run: RunHead };
+
+/** spec 4.3 / part 7: 403 when external triggers are off; 422 not platform, not file_download, not active. */
+export function assertDownloadable(agent: AgentRow): void {
+  if (!agent.allow_external_triggers) throw errors.notEligible('external triggers are disabled for this agent');
+  if (agent.managed_by !== 'platform') throw errors.agentUnavailable('agent is not platform-managed');
+  if (agent.output_kind !== 'file_download') throw errors.agentUnavailable('agent output_kind is not file_download');
+  if (agent.status !== 'active') throw errors.agentUnavailable(`agent is not active (status ${agent.status})`);
+}
+
+export async function triggerAndDownload(ctx: AppContext, agent: AgentRow, req: DownloadRequest, callerGone?: AbortSignal): Promise<DownloadOutcome> {
+  assertDownloadable(agent);
+  return startDownload(ctx, agent, {
+    input: deepMerge(agent.default_input ?? {}, req.input ?? {}),
+    createdBy: await attributableUser(ctx.db, agent.org_id, req.userId),
+    windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms }),
+    source: 'download',
+    callerGone,
+    counted: req.counted,
+  });
+}
+
+export interface StartDownloadArgs {
+  input: unknown;
+  createdBy: string | null;
+  windowMs: number;
+  source: string;
+  callerGone?: AbortSignal;
+  counted?: CountedWrite | null;
+}
+
+/** The streaming core, for trigger-and-download and the zone `runs/download` (eligibility checked by the caller). */
+export async function startDownload(ctx: AppContext, agent: AgentRow, args: StartDownloadArgs): Promise<DownloadOutcome> {
+  const deadline = Date.now() + args.windowMs;
+  // Checked before a run exists: only runtimes that answer a held call can stream (task runtimes → 422).
+  const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
+  if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {
+    throw errors.agentUnavailable('the agent\'s runtime cannot stream a file (task runtimes return values, not files)');
+  }
+  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source, counted: args.counted });
+  const { run } = prepared;
+  // Failed or cancelled by someone else (this or another instance): the call has no one left to serve.
+  const endedElsewhere = new AbortController();
+  const unwatch = ctx.runWatch.watch(run.id, (status) => {
+    if (status === 'failed' || status === 'cancelled') endedElsewhere.abort();
+  });
+  const window = new AbortController();
+  const timer = setTimeout(() => window.abort(), Math.max(0, deadline - Date.now()));
+  const signals = [endedElsewhere.signal, window.signal, ...(args.callerGone ? [args.callerGone] : [])];
+  const starting = AbortSignal.any(signals);
+  const endEarly = async (body: Readable | null, fallback: { code: 'runtime_failed' | 'run_failed'; why: string }): Promise<DownloadOutcome> => {
+    clearTimeout(timer);
+    body?.destroy();
+    unwatch();
+    if (args.callerGone?.aborted) return { kind: 'caller_gone', run: await fail(ctx, run, 'client disconnected before the download began') };
+    if (endedElsewhere.signal.aborted) return ended(ctx, run);
+    if (window.signal.aborted) {
+      const failed = await fail(ctx, run, 'the runtime did not begin streaming within the wait window');
+      return { kind: 'failed', code: 'runtime_timeout', run: failed, message: 'the runtime did not respond within the wait window' };
+    }
+    return { kind: 'failed', code: fallback.code, run: await fail(ctx, run, fallback.why), message: fallback.why };
+  };
+
+  const res = await prepared.adapter.invokeStream({ runtime: prepared.runtime, target: agent.target ?? '', payload: prepared.payload, signal: starting });
+  if (!res.ok) return endEarly(null, { code: 'runtime_failed', why: invokeFailureReason(res.failure) });
+  const upstream = res.value;
+  if (upstream.status < 200 || upstream.status >= 300 || upstream.isJson) {
+    const why = await jsonReason(upstream, Math.min(2_000, Math.max(0, deadline - Date.now())));
+    return endEarly(upstream.body, { code: 'run_failed', why });
+  }
+  const first = await firstChunk(upstream.body, starting);
+  if (first.kind === 'end') return endEarly(upstream.body, { code: 'run_failed', why: `the runtime answered HTTP ${upstream.status} with an empty body instead of a file` });
+  if (first.kind === 'error') return endEarly(upstream.body, { code: 'runtime_failed', why: 'the runtime broke off before sending any byte of the file' });
+  if (first.kind === 'aborted') return endEarly(upstream.body, { code: 'runtime_failed', why: 'aborted' });
+  clearTimeout(timer);
+
+  // Streaming starts: the run is running (spec 4.3). A run failed or cancelled meanwhile is not streamed.
+  const started = await transition(ctx.db, run.id, 'started', 'running', ctx.clock.now(), { externalRunId: upstream.externalRunId ?? null });
+  if (started.kind === 'applied') ctx.runWatch.publishRun(started.run);
+  const current = started.kind === 'not_found' ? run : started.run;
+  if (current.status === 'failed' || current.status === 'cancelled') {
+    upstream.body.destroy();
+    unwatch();
+    return ended(ctx, run);
+  }
+
+  const meta = downloadHeaders(run.id, upstream.headers);
+  const outputs = outputsHeader(upstream.headers['x-outputs']);
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  // A cancel or the running timeout cuts the transfer; whoever wrote that status wrote why.
+  const onEnded = (): void => void upstream.body.destroy(new Error('the run ended elsewhere'));
+  endedElsewhere.signal.addEventListener('abort', onEnded, { once: true });
+  // Errors surface through `counter.errored` and the response closing early; nothing to do with them here.
+  pipeline(upstream.body, counter).catch(() => undefined);
+
+  const track = (resp: ServerResponse): Promise<RunHead | null> =>
+    new Promise((resolve) => {
+      resp.once('close', () => {
+        endedElsewhere.signal.removeEventListener('abort', onEnded);
+        unwatch();
+        const flushed = resp.writableFinished && !counter.errored;
+        const record = flushed
+          ? finish(ctx, run, 'completed', {
+              outputData: { kind: 'file_download', filename: meta.filename, mimeType: meta.mimeType, sizeBytes: bytes },
+              outputs,
+            })
+          : endedElsewhere.signal.aborted
+            ? findRun(ctx.db, run.id).then((row) => row ?? run) // someone else ended the run and wrote why
+            : fail(ctx, run, counter.errored
+                ? `the runtime broke off the download after ${bytes} bytes`
+                : `client disconnected during download after ${bytes} bytes`);
+        record.then(resolve, (err: unknown) => {
+          ctx.log.error({ err, runId: run.id }, 'could not record the end of a download');
+          resolve(null);
+        });
+      });
+    });
+
+  return { kind: 'stream', run: current, headers: meta.headers, body: counter, track };
+}
+
+/** The run was failed or cancelled elsewhere before streaming began: spec 4.3's 502 with that status. */
+async function ended(ctx: AppContext, run: RunHead): Promise<DownloadOutcome> {
+  const row = await findRun(ctx.db, run.id);
+  if (!row) return { kind: 'failed', code: 'run_failed', run, message: 'the run ended elsewhere' };
+  const why = errorText(row.error);
+  return { kind: 'failed', code: 'run_failed', run: row, message: `the run was ${row.status}${why ? `: ${why}` : ''}` };
+}
+
+function fail(ctx: AppContext, run: RunHead, reason: string): Promise<RunHead> {
+  ctx.log.warn({ runId: run.id, reason }, 'download run failed');
+  return finish(ctx, run, 'failed', { error: reason }); // runs-repo makes a runtime's U+0000 storable
+}
+
+/** One terminal write; duration covers generation and transfer, from the run's creation (spec 4.3). */
+async function finish(ctx: AppContext, run: RunHead, to: Extract<RunStatus, 'completed' | 'failed'>, patch: RunPatch): Promise<RunHead> {
+  const now = ctx.clock.now();
+  const durationMs = Math.max(0, now.getTime() - new Date(run.created_at).getTime());
+  const result = await transition(ctx.db, run.id, 'terminal', to, now, { ...patch, durationMs, completedAt: now });
+  if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  return result.kind === 'not_found' ? run : result.run;
+}

@@ -1,0 +1,108 @@
+// Start a run and hold the caller until it ends or the wait window closes (spec 4.2, 4.7, 8.3). Shared by
+// trigger-and-wait, webhook-and-wait and the zone equivalents; each maps the outcome to its own responses.
+//
+// decisions.md "the wait window", per runtime kind (told apart by whether invoke() holds a call open):
+// - workflow (held call): at the window's end a run still `queued` has shown no sign of life (no answer, no
+//   callback): it is failed (504) in one guarded write, so a late answer becomes a no-op; a run that called back
+//   (`running`/`waiting`) is 202 and its held call goes on in the background, bounded by the running timeout.
+// - task: never 504. The run is polled while the caller waits; at the window's end it is 202.
+import type { AppContext } from '../context.ts';
+import { transition, type RunHead, type RunRow } from '../runs/runs-repo.ts';
+import { isTerminal } from '../runs/run-states.ts';
+import { abortHeldCall, invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
+import { watchTerminal } from './await-run.ts';
+import { pollTaskWhileWaiting, readTaskStatus, withTaskReturnValue, type RemoteRead } from './task-wait.ts';
+
+export type SyncOutcome =
+  /** Terminal within the window (any terminal status). */
+  | { kind: 'finished'; run: RunRow }
+  /** The window elapsed; the run continues. */
+  | { kind: 'timed_out'; run: RunRow }
+  /** Workflow runtime, no sign of life within the window: the run is now `failed`. */
+  | { kind: 'no_answer'; run: RunRow }
+  /** The runtime could not be invoked; the run is already `failed` with `reason`. */
+  | { kind: 'not_started'; run: RunHead; reason: string }
+  /** The caller went away first. Nothing was written: the run goes on as if triggered asynchronously. */
+  | { kind: 'caller_gone'; runId: number };
+
+export interface SyncWaitOptions {
+  windowMs: number;
+  /** Fires when the caller disconnects; it ends the wait, never the run. */
+  signal?: AbortSignal;
+}
+
+/** The reason stored on a run failed by a missed window (spec part 3). */
+export const NO_ANSWER_REASON = 'the runtime did not respond within the wait window';
+
+export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: SyncWaitOptions): Promise<SyncOutcome> {
+  // The window starts with the request, so invoking the runtime is inside it.
+  const deadline = Date.now() + opts.windowMs;
+  const prepared = await prepareRun(ctx, args);
+  const runId = prepared.run.id;
+  // Subscribed before the runtime learns of the run: no end can be missed, so no first look is needed.
+  const wait = watchTerminal(ctx, runId, { deadline, signal: opts.signal, fresh: true });
+  // Awaited once the runtime is invoked; a failed deadline read before then must not be an unhandled rejection.
+  wait.outcome.catch(() => undefined);
+  let started: StartRunResult;
+  try {
+    started = await invokePrepared(ctx, args.agent, prepared);
+  } catch (err) {
+    wait.cancel();
+    throw err;
+  }
+  if (!started.ok) {
+    wait.cancel();
+    return { kind: 'not_started', run: started.run, reason: started.reason };
+  }
+
+  if (started.invoked.answer === undefined) {
+    // Task runtime: poll while waiting; the callback, the background poller or an alert may also end it. Only
+    // what polling and the return value need is kept across the wait, not the run's input or payload.
+    const remote = { runtime: prepared.runtime, adapter: prepared.adapter };
+    const externalRunId = started.invoked.externalRunId;
+    const { status, started_at, created_at } = started.run;
+    const run = { id: runId, status, started_at, created_at, external_run_id: externalRunId };
+    const stopPolling = new AbortController();
+    const poll = pollTaskWhileWaiting(ctx, { run, runningTimeoutMs: args.agent.running_timeout_ms, ...remote }, stopPolling.signal);
+    // A completion reported to this instance: the return value is read while the completion is written, not after.
+    let earlyRead: Promise<RemoteRead> | undefined;
+    const unhear = ctx.runWatch.watchCompletion(runId, () => {
+      earlyRead ??= readTaskStatus(remote, externalRunId);
+    });
+    let res;
+    try {
+      res = await wait.outcome;
+    } finally {
+      stopPolling.abort();
+      unhear();
+    }
+    if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
+    if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
+    if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
+    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, remote, res.run, deadline, externalRunId, earlyRead);
+    return { kind: 'finished', run: finished };
+  }
+
+  const res = await wait.outcome;
+  if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
+  if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
+  if (res.kind === 'terminal') return { kind: 'finished', run: res.run };
+  // Handed back at shutdown, the window did not elapse: the run's silence proves nothing yet.
+  if (res.run.status !== 'queued' || res.handedBack) return { kind: 'timed_out', run: res.run };
+  return failSilentWorkflowRun(ctx, runId);
+}
+
+/** Spec part 3 / decisions.md: fails the run only if it is still queued at this instant (one guarded write). */
+async function failSilentWorkflowRun(ctx: AppContext, runId: number): Promise<SyncOutcome> {
+  const result = await transition(ctx.db, runId, 'no_sign_of_life', 'failed', ctx.clock.now(), { error: NO_ANSWER_REASON });
+  if (result.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
+  if (result.kind === 'applied') {
+    ctx.runWatch.publishRun(result.run);
+    // The held call would be ended by the terminal wake-up anyway; ending it here frees the socket at once.
+    abortHeldCall(ctx, runId, 'window');
+    ctx.log.warn({ runId }, 'workflow runtime showed no sign of life within the wait window; run failed');
+    return { kind: 'no_answer', run: result.run };
+  }
+  // Refused: between the deadline read and this write the run called back (goes on) or ended (answer it).
+  return isTerminal(result.run.status) ? { kind: 'finished', run: result.run } : { kind: 'timed_out', run: result.run };
+}

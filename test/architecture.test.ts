@@ -1,0 +1,85 @@
+// The layering of src/, checked (README "How it is laid out"): a folder may import from its own rank or below,
+// never from a rank above it. The one exception is the composition root: any module may import the *type* of the
+// context (context.ts), which is erased at run time; only server.ts and the tests build one.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(import.meta.dirname, '../src');
+
+/** Lowest first. Each entry is a top-level folder or file of src/. */
+const RANKS: string[][] = [
+  ['config.ts', 'errors.ts', 'lib'],
+  ['storage'],
+  ['rate-limits', 'runtimes', 'orgs'],
+  ['agents'],
+  ['runs'],
+  ['sync', 'events', 'credentials'],
+  ['webhooks', 'zones', 'admin'],
+  ['background', 'http'],
+  ['routes'],
+  ['app.ts', 'bootstrap.ts', 'context.ts', 'server.ts'],
+];
+
+const rankOf = new Map(RANKS.flatMap((names, rank) => names.map((n) => [n, rank] as const)));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return sourceFiles(full);
+    return name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+function topOf(file: string): string {
+  return path.relative(SRC, file).split(path.sep)[0]!;
+}
+
+interface Import {
+  target: string;
+  typeOnly: boolean;
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, 'utf8');
+  const found: Import[] = [];
+  for (const m of text.matchAll(/^(import|export)\s+(type\s+)?[^'";]*?from\s+'(\.{1,2}\/[^']+)'/gms)) {
+    found.push({ target: path.resolve(path.dirname(file), m[3]!), typeOnly: m[2] !== undefined });
+  }
+  return found;
+}
+
+describe('architecture', () => {
+  const files = sourceFiles(SRC);
+
+  it('every top-level folder and file of src/ has a rank', () => {
+    const tops = [...new Set(files.map(topOf))].sort();
+    expect(tops.filter((t) => !rankOf.has(t))).toEqual([]);
+  });
+
+  it('no module imports from a layer above its own (the context type excepted)', () => {
+    const upward: string[] = [];
+    for (const file of files) {
+      const from = rankOf.get(topOf(file))!;
+      for (const { target, typeOnly } of importsOf(file)) {
+        const top = topOf(target);
+        if (typeOnly && top === 'context.ts') continue;
+        const to = rankOf.get(top);
+        if (to === undefined || to > from) upward.push(`${path.relative(SRC, file)} -> ${path.relative(SRC, target)}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('no source file is longer than 300 lines', () => {
+    const long = files.map((f) => [path.relative(SRC, f), readFileSync(f, 'utf8').split('\n').length] as const).filter(([, n]) => n > 300);
+    expect(long).toEqual([]);
+  });
+
+  it('no folder holds a single file', () => {
+    const dirs = new Map<string, number>();
+    for (const f of files) dirs.set(path.dirname(f), (dirs.get(path.dirname(f)) ?? 0) + 1);
+    const lonely = [...dirs].filter(([dir, n]) => n === 1 && dir !== SRC).map(([dir]) => path.relative(SRC, dir));
+    expect(lonely).toEqual([]);
+  });
+});

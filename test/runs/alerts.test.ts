@@ -1,0 +1,152 @@
+// Spec part 1 / part 6 "runtime failure alert", decisions.md "Events": POST /api/runtimes/{runtimeId}/alerts.
+// Trigger.dev signs the raw body (x-trigger-signature-hmacsha256); n8n's error workflow sends the bearer secret.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { countRows, readRun, seedAgent, seedRuntime, type SeededAgent } from '../helpers/fixtures.ts';
+import { signedFailureAlert } from '../fakes/trigger-dev-fake.ts';
+import { n8nErrorWorkflowAlert } from '../fakes/n8n-fake.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+
+const TRIGGER_SECRET = 'whsec_trigger_alert_secret_0123456789';
+const N8N_SECRET = 'n8n_alert_secret_0123456789abcdef';
+
+let t: TestApp;
+let task: SeededAgent;
+let workflow: SeededAgent;
+let externalSeq = 0;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  task = await seedAgent(t, { runtime: { kind: 'task', baseUrl: 'http://trigger.invalid', apiKey: 'tr_dev_x', alertSecret: TRIGGER_SECRET } });
+  workflow = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: 'http://n8n.invalid', apiKey: 'k', alertSecret: N8N_SECRET } });
+});
+afterAll(() => t.close());
+
+async function runningRun(a: SeededAgent, externalRunId = `run_${++externalSeq}`): Promise<{ id: number; externalRunId: string }> {
+  const run = await insertRun(t.db, { agentId: a.agent.id, status: 'running', source: 'trigger', now: new Date(), externalRunId, startedAt: new Date() });
+  return { id: run.id, externalRunId };
+}
+
+function send(runtimeId: number | string, alert: { body: string; headers: Record<string, string> }) {
+  return t.app.inject({ method: 'POST', url: `/api/runtimes/${runtimeId}/alerts`, headers: alert.headers, payload: alert.body });
+}
+
+describe('decisions.md "Events": Trigger.dev failure alerts', () => {
+  it('spec part 1: a signed alert.run.failed fails the run with the task error', async () => {
+    const run = await runningRun(task);
+    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, error: { message: 'Out of credits', name: 'Error' } }));
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ received: true, outcome: 'applied', runId: run.id });
+    const row = (await readRun(t, run.id))!;
+    expect(row).toMatchObject({ status: 'failed', error: 'Out of credits' });
+    expect(row.completed_at).not.toBeNull();
+  });
+
+  it('runtimes.md: the legacy shape without `type` is accepted', async () => {
+    const run = await runningRun(task);
+    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, legacy: true, status: 'CRASHED', error: { message: 'Segfault' } }));
+    expect(res.statusCode).toBe(200);
+    expect(await readRun(t, run.id)).toMatchObject({ status: 'failed', error: 'Segfault' });
+  });
+
+  it('runtimes.md: a repeated delivery (same alert id) is a 200 no-op', async () => {
+    const run = await runningRun(task);
+    const alert = signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, id: 'alert_dup_1' });
+    expect((await send(task.runtimeId!, alert)).json().outcome).toBe('applied');
+    const after = await readRun(t, run.id);
+    const again = await send(task.runtimeId!, alert);
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual({ received: true, outcome: 'duplicate', runId: null });
+    expect(await readRun(t, run.id)).toEqual(after);
+  });
+
+  it('decisions.md: a bad, missing or re-serialised signature, an unknown runtime, or a runtime without alert secret → 401, nothing written', async () => {
+    const run = await runningRun(task);
+    const good = signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId });
+    const wrongKey = signedFailureAlert({ secret: 'another-secret', runId: run.externalRunId });
+    const noSig = { body: good.body, headers: { 'content-type': 'application/json' } };
+    // The same JSON with different bytes: the signature covers the raw body, not the parsed value.
+    const reserialised = { body: JSON.stringify(good.payload, null, 2), headers: good.headers };
+    const noSecretRuntime = await seedRuntime(t, task.orgId, { kind: 'task', baseUrl: 'http://x.invalid', apiKey: 'k', alertSecret: null });
+    const receipts = await countRows(t, 'alert_receipts');
+    for (const [rt, alert] of [
+      [task.runtimeId!, wrongKey], [task.runtimeId!, noSig], [task.runtimeId!, reserialised],
+      [999_999, good], ['abc', good], [noSecretRuntime, good],
+    ] as const) {
+      const res = await send(rt, alert);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().code).toBe('unauthorized');
+    }
+    expect((await readRun(t, run.id))!.status).toBe('running');
+    expect(await countRows(t, 'alert_receipts')).toBe(receipts);
+    expect((await send(task.runtimeId!, good)).statusCode).toBe(200);
+  });
+
+  it('decisions.md: the alert must come from the run\'s own runtime; another runtime\'s run with that id is untouched', async () => {
+    const other = await seedAgent(t, { orgId: task.orgId, runtime: { kind: 'task', baseUrl: 'http://other.invalid', apiKey: 'k', alertSecret: 'other-secret-0123456789' } });
+    const theirs = await runningRun(other, 'run_shared_id');
+    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: 'run_shared_id' }));
+    expect(res.json()).toEqual({ received: true, outcome: 'unknown_run', runId: null });
+    expect((await readRun(t, theirs.id))!.status).toBe('running');
+  });
+
+  it('spec part 1: an alert for a run already terminal is a silent no-op (first terminal write wins)', async () => {
+    const run = await runningRun(task);
+    await t.app.inject({ method: 'POST', url: `/api/runs/${run.id}/callback`, headers: task.agentAuth, payload: { type: 'output', complete: true, output: { ok: 1 } } });
+    const before = (await readRun(t, run.id))!;
+    expect(before.status).toBe('completed');
+    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId }));
+    expect(res.json()).toEqual({ received: true, outcome: 'already_terminal', runId: run.id });
+    expect(await readRun(t, run.id)).toEqual(before);
+  });
+
+  it('runtimes.md: CANCELED (never sent) cancels rather than fails; other alert types are ignored; a signed non-JSON body is 400', async () => {
+    const run = await runningRun(task);
+    const canceled = signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId });
+    const payload = { ...canceled.payload, object: { ...(canceled.payload.object as object), run: { id: run.externalRunId, status: 'CANCELED' } } };
+    const res = await send(task.runtimeId!, sign(JSON.stringify(payload)));
+    expect(res.statusCode).toBe(200);
+    expect((await readRun(t, run.id))!.status).toBe('cancelled');
+
+    const run2 = await runningRun(task);
+    const deployment = { id: 'alert_dep', type: 'alert.deployment.failed', object: { run: { id: run2.externalRunId } } };
+    const ignored = await send(task.runtimeId!, sign(JSON.stringify(deployment)));
+    expect(ignored.json()).toMatchObject({ outcome: 'ignored' });
+    expect((await readRun(t, run2.id))!.status).toBe('running');
+
+    const bad = await send(task.runtimeId!, sign('not json'));
+    expect(bad.statusCode).toBe(400);
+  });
+});
+
+describe('decisions.md "Events": n8n error-workflow alerts', () => {
+  it('runtimes.md: bearer alert secret + execution id fails the run with the error message; a repeat is ignored', async () => {
+    const run = await runningRun(workflow, '4711');
+    const alert = n8nErrorWorkflowAlert({ alertSecret: N8N_SECRET, executionId: '4711', message: 'Node "HTTP Request" failed' });
+    const res = await send(workflow.runtimeId!, alert);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ received: true, outcome: 'applied', runId: run.id });
+    expect(await readRun(t, run.id)).toMatchObject({ status: 'failed', error: 'Node "HTTP Request" failed' });
+    expect((await send(workflow.runtimeId!, alert)).json().outcome).toBe('duplicate');
+  });
+
+  it('decisions.md: a wrong or missing bearer → 401; a Trigger.dev signature does not stand in for it', async () => {
+    const run = await runningRun(workflow, '4712');
+    const wrong = n8nErrorWorkflowAlert({ alertSecret: 'nope', executionId: '4712' });
+    expect((await send(workflow.runtimeId!, wrong)).statusCode).toBe(401);
+    const signed = { body: wrong.body, headers: { 'content-type': 'application/json', 'x-trigger-signature-hmacsha256': createHmac('sha256', N8N_SECRET).update(wrong.body).digest('hex') } };
+    expect((await send(workflow.runtimeId!, signed)).statusCode).toBe(401);
+    expect((await readRun(t, run.id))!.status).toBe('running');
+  });
+
+  it('runtimes.md: an alert without execution id is 400 naming the field', async () => {
+    const res = await send(workflow.runtimeId!, { body: JSON.stringify({ workflow: { id: 'x' } }), headers: { 'content-type': 'application/json', authorization: `Bearer ${N8N_SECRET}` } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toContain('execution.id');
+  });
+});
+
+function sign(body: string): { body: string; headers: Record<string, string> } {
+  return { body, headers: { 'content-type': 'application/json', 'x-trigger-signature-hmacsha256': createHmac('sha256', TRIGGER_SECRET).update(body).digest('hex') } };
+}

@@ -1,0 +1,125 @@
+// admin-api.md "Runs and audit": POST /api/admin/runs/{runId}/cancel and GET /api/admin/runs/{runId}/logs, against
+// the runtime fakes (decisions.md: cancel at the runtime where it can, then `cancelled` through the guarded path).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { readRun, seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
+import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
+import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
+import { unusedUrl } from '../fakes/fake-http-server.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { heldWorkflowCall } from '../../src/runs/start-run.ts';
+
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+let t: TestApp;
+const trigger = new TriggerDevFake();
+const n8n = new N8nFake();
+let task: SeededAgent;
+
+beforeAll(async () => {
+  await Promise.all([trigger.start(), n8n.start()]);
+  trigger.registerTask('my-target');
+  t = await createTestApp();
+  task = await seedAgent(t, { runtime: { kind: 'task', baseUrl: trigger.url, apiKey: trigger.secretKey } });
+});
+afterAll(async () => {
+  await t.close();
+  await Promise.all([trigger.stop(), n8n.stop()]);
+});
+
+async function triggerOn(a: SeededAgent): Promise<number> {
+  const res = await t.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger`, headers: a.ingestAuth, payload: {} });
+  expect(res.statusCode).toBe(201);
+  return res.json().runId as number;
+}
+
+const cancel = (runId: number | string) => t.app.inject({ method: 'POST', url: `/api/admin/runs/${runId}/cancel`, headers: admin });
+const logs = (runId: number | string) => t.app.inject({ method: 'GET', url: `/api/admin/runs/${runId}/logs`, headers: admin });
+
+async function auditFor(runId: number) {
+  const { rows } = await t.db.query<{ action: string; details: Record<string, unknown> }>('SELECT action, details FROM audit_log WHERE run_id = $1', [runId]);
+  return rows;
+}
+
+describe('admin-api.md: POST /api/admin/runs/{runId}/cancel', () => {
+  it('decisions.md: cancels a Trigger.dev run at the runtime, then 200 with the cancelled run; audited as run.cancelled', async () => {
+    const runId = await triggerOn(task);
+    const externalId = (await readRun(t, runId))!.external_run_id as string;
+    const res = await cancel(runId);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ runId, agentId: task.agent.id, status: 'cancelled', external_run_id: externalId, completed_at: expect.any(String) });
+    expect(trigger.requestsTo(`/api/v2/runs/${externalId}/cancel`, 'POST')).toHaveLength(1);
+    expect(trigger.run(externalId).status).toBe('CANCELED');
+    expect(await auditFor(runId)).toEqual([{ action: 'run.cancelled', details: { via: 'admin', runtime_cancel: 'cancelled' } }]);
+  });
+
+  it('admin-api.md: 409 when already terminal, 404 for an unknown or malformed id, 401 without the admin token', async () => {
+    const runId = await triggerOn(task);
+    expect((await cancel(runId)).statusCode).toBe(200);
+    const again = await cancel(runId);
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ code: 'conflict', runId });
+    expect((await cancel(987_654_321)).statusCode).toBe(404);
+    expect((await cancel('abc')).statusCode).toBe(404);
+    const noAuth = await t.app.inject({ method: 'POST', url: `/api/admin/runs/${runId}/cancel` });
+    expect(noAuth.statusCode).toBe(401);
+  });
+
+  it('decisions.md: a runtime that cannot be reached does not block the cancel; the audit says so', async () => {
+    const down = await seedAgent(t, { runtime: { kind: 'task', baseUrl: await unusedUrl(), apiKey: 'k' } });
+    const run = await insertRun(t.db, { agentId: down.agent.id, status: 'running', source: 'trigger', now: new Date(), externalRunId: 'run_gone', startedAt: new Date() });
+    const res = await cancel(run.id);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('cancelled');
+    expect((await auditFor(run.id))[0]!.details).toEqual({ via: 'admin', runtime_cancel: 'failed' });
+  });
+
+  it('decisions.md: a held n8n call on this instance is aborted; its late answer cannot change the cancelled run', async () => {
+    n8n.registerWorkflow('wf-never', n8nAnswers.never());
+    const wf = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'wf-never' });
+    const runId = await triggerOn(wf);
+    const held = heldWorkflowCall(t.ctx, runId);
+    expect(held).not.toBeNull();
+    const res = await cancel(runId);
+    expect(res.statusCode).toBe(200);
+    const settlement = await held!.settled;
+    expect(settlement!.answer.aborted).toBe(true);
+    expect(settlement!.result).toBeNull();
+    expect(await readRun(t, runId)).toMatchObject({ status: 'cancelled', error: 'Run cancelled by a platform admin' });
+    expect(heldWorkflowCall(t.ctx, runId)).toBeNull();
+  });
+
+  it('runtimes.md: an n8n run with an execution id is stopped through the executions API', async () => {
+    const wf = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'x' });
+    const ex = n8n.createExecution({ status: 'running' });
+    const run = await insertRun(t.db, { agentId: wf.agent.id, status: 'running', source: 'trigger', now: new Date(), externalRunId: ex.id, startedAt: new Date() });
+    expect((await cancel(run.id)).statusCode).toBe(200);
+    expect(n8n.execution(ex.id).status).toBe('canceled');
+    expect((await auditFor(run.id))[0]!.details).toMatchObject({ runtime_cancel: 'cancelled' });
+  });
+});
+
+describe('admin-api.md: GET /api/admin/runs/{runId}/logs', () => {
+  it('spec 2.2: logs are fetched from the runtime on demand', async () => {
+    const runId = await triggerOn(task);
+    const externalId = (await readRun(t, runId))!.external_run_id as string;
+    trigger.addEvents(externalId, [{ message: 'Attempt 1', level: 'INFO', startTime: '2026-03-01T10:00:00.000Z', duration: 2_000_000, isError: false }]);
+    const res = await logs(runId);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ logs: [{ time: '2026-03-01T10:00:00.000Z', level: 'info', message: 'Attempt 1', isError: false, durationMs: 2 }] });
+  });
+
+  it('admin-api.md: a run the runtime never knew (no external id) has an empty list; unknown run 404', async () => {
+    const run = await insertRun(t.db, { agentId: task.agent.id, status: 'queued', source: 'trigger', now: new Date() });
+    expect((await logs(run.id)).json()).toEqual({ logs: [] });
+    expect((await logs(987_654_321)).statusCode).toBe(404);
+  });
+
+  it('admin-api.md: 502 upstream_failed when the runtime fails, without its secret in the body', async () => {
+    const runId = await triggerOn(task);
+    trigger.setFault({ kind: 'garbage', status: 500, contentType: 'application/json', body: '{"error":"db down"}' }, { path: '/api/v1/runs', times: 1 });
+    const res = await logs(runId);
+    expect(res.statusCode).toBe(502);
+    expect(res.json()).toMatchObject({ code: 'upstream_failed', runId });
+    expect(res.body).not.toContain(trigger.secretKey);
+  });
+});
