@@ -26,10 +26,6 @@ const STATUS_BY_CODE = {
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
 
-export function statusOf(code: ErrorCode): number {
-  return STATUS_BY_CODE[code];
-}
-
 export class ApiError extends Error {
   readonly status: number;
   constructor(

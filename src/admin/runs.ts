@@ -3,8 +3,8 @@
 import type { AppContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import type { RunStatus } from '../runs/run-states.ts';
-import { findRun } from '../runs/runs-repo.ts';
-import { listRuns } from '../runs/runs-query-repo.ts';
+import { findRun, listRuns } from '../runs/runs-repo.ts';
+
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
 type Ctx = Pick<AppContext, 'db'>;

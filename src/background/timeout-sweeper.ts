@@ -1,7 +1,8 @@
 // Timeouts (spec part 3 rules 2–5, 8.2) as a background job: one set-based guarded UPDATE per kind, repeated
 // while a batch comes back full. A `waiting` run is left to the poller (rule 3).
 import type { AppContext } from '../context.ts';
-import { failQueuedTimedOut, failRunningTimedOut, TIMEOUT_BATCH, type RunRow } from '../runs/runs-repo.ts';
+import type { RunRow } from '../runs/runs-repo.ts';
+import { TIMEOUT_BATCH, failQueuedTimedOut, failRunningTimedOut } from '../runs/run-transitions.ts';
 import { QUEUED_TIMEOUT_REASON, RUNNING_TIMEOUT_REASON } from '../runs/timeout-reasons.ts';
 
 export interface TimeoutSweepResult {

@@ -1,7 +1,8 @@
-// The outbox of webhook-action deliveries (decisions.md "Events"). Rows are queued by runs-repo's `transition` in
-// the same statement as the status write; this file claims and settles them. Any number of instances may run the
-// worker: a claim takes due rows with FOR UPDATE SKIP LOCKED and leases them (locked_until) in that statement, so
-// another instance neither blocks on them nor takes them until the lease lapses (a crashed worker's rows return).
+// The outbox of webhook-action deliveries (decisions.md "Events"). Rows are queued by every status write
+// (run-transitions.ts) in the same statement as the write; this file claims and settles them. Any number of
+// instances may run the worker: a claim takes due rows with FOR UPDATE SKIP LOCKED and leases them (locked_until)
+// in that statement, so another instance neither blocks on them nor takes them until the lease lapses (a crashed
+// worker's rows return).
 import type { Queryable } from '../storage/db.ts';
 
 export interface OutboxRow {

@@ -1,9 +1,9 @@
 // Delivers queued webhook-action events (decisions.md "Events"). A short cadence, plus a nudge: every status
-// change NOTIFYs (runs-repo), on whichever instance wrote it, so a new event is usually sent within milliseconds.
+// change NOTIFYs (run-transitions.ts), on whichever instance wrote it, so a new event is usually sent within milliseconds.
 import type { AppContext } from '../context.ts';
 import { Sweeper } from '../lib/sweeper.ts';
 import { claimDueDeliveries } from './outbox-repo.ts';
-import { RUN_EVENTS_CHANNEL } from '../runs/runs-repo.ts';
+import { RUN_EVENTS_CHANNEL } from '../runs/run-transitions.ts';
 import { createOutboundClient, type OutboundClient } from '../lib/safe-http.ts';
 import { deliverEvent, type DeliveryOutcome } from './deliver-event.ts';
 

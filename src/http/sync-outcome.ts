@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { SyncOutcome } from '../sync/sync-wait.ts';
 import { toSyncRunView } from '../runs/run-view.ts';
 import { errors } from '../errors.ts';
+import { overLimit } from './rate-limit.ts';
 
 /** Spec 4.2's answers (also the zone `runs/wait`): 200 terminal run, 202 timed out, 504 no answer, 500 not started. */
 export function sendSyncOutcome(reply: FastifyReply, outcome: SyncOutcome): FastifyReply {
@@ -19,5 +20,7 @@ export function sendSyncOutcome(reply: FastifyReply, outcome: SyncOutcome): Fast
     case 'caller_gone':
       // Nobody is left to read this; the run goes on as if triggered asynchronously.
       return reply.code(202).send({ runId: outcome.runId, timedOut: true as const });
+    case 'over_limit':
+      throw overLimit(outcome);
   }
 }

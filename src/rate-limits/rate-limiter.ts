@@ -3,10 +3,10 @@
 // until the minute ends, so a caller hammering past its limit costs the database nothing.
 //
 // When the store is the database the service writes runs to, a count can also ride on the request's own write
-// (defer → CountedWrite): the same upsert, as a CTE of that statement, so it costs no round trip or commit.
+// (guard → RateGuard, rate-guard.ts): the same upsert, as a CTE of that statement, so it costs no round trip or commit.
 import type { Queryable } from '../storage/db.ts';
-import type { CountedWrite } from './counted-write.ts';
 import type { Clock } from '../lib/clock.ts';
+import { bucketUpsertSql, RateGuard } from './rate-guard.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -20,34 +20,35 @@ export interface RateLimiter {
   /** Counts one request now, in a statement of its own. */
   hit(key: string, limit: number): Promise<RateDecision>;
   /**
-   * Optional: a count to be made inside the request's write (DeferredCount), reported through `onDecision` once
-   * that write settles it. Returns the decision at once, counting nothing, when this instance already knows the
-   * key is over its limit this minute.
+   * Optional: a count to be made inside the request's write (RateGuard), reported through `onDecision` once that
+   * write settles it. Returns the decision at once, counting nothing, when this instance already knows the key is
+   * over its limit this minute.
    */
-  defer?(key: string, limit: number, onDecision: (d: RateDecision) => void): DeferredCount | RateDecision;
+  guard?(key: string, limit: number, onDecision: (d: RateDecision) => void): RateGuard | RateDecision;
 }
 
 const WINDOW_MS = 60_000;
 
-export function windowOf(now: Date): { start: Date; resetSeconds: number } {
+/** The fixed one-minute bucket `now` falls in. */
+export interface RateWindow {
+  start: Date;
+  resetSeconds: number;
+}
+
+export function windowOf(now: Date): RateWindow {
   const startMs = Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
   return { start: new Date(startMs), resetSeconds: Math.max(1, Math.ceil((startMs + WINDOW_MS - now.getTime()) / 1000)) };
 }
 
-/** The one bucket upsert, as a statement of its own or as a CTE of a write; returns the request's count. */
-const countSql = (key: string, windowStart: string): string =>
-  `INSERT INTO rate_limit_buckets (key, window_start, count) VALUES (${key}, ${windowStart}, 1)
-   ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_buckets.count + 1
-   RETURNING count`;
 
 export interface DbRateLimiterOptions {
-  /** The store is the database runs are written to, so counts may ride on those writes (defer). */
+  /** The store is the database runs are written to, so counts may ride on those writes (guard). */
   countsRideOnWrites?: boolean;
 }
 
 export class DbRateLimiter implements RateLimiter {
   private readonly blocked = new Map<string, number>(); // key -> window start (ms) it is blocked for
-  readonly defer?: RateLimiter['defer'];
+  readonly guard?: RateLimiter['guard'];
 
   constructor(
     private readonly db: Queryable,
@@ -56,9 +57,9 @@ export class DbRateLimiter implements RateLimiter {
     opts: DbRateLimiterOptions = {},
   ) {
     if (opts.countsRideOnWrites) {
-      this.defer = (key, limit, onDecision) => {
+      this.guard = (key, limit, onDecision) => {
         const window = windowOf(this.clock.now());
-        return this.blockedNow(key, limit, window) ?? new DeferredCount(this, key, limit, window, onDecision);
+        return this.blockedNow(key, limit, window) ?? new RateGuard(this, key, limit, window, onDecision);
       };
     }
   }
@@ -69,7 +70,7 @@ export class DbRateLimiter implements RateLimiter {
     if (blocked) return blocked;
     let count: number;
     try {
-      const { rows } = await this.db.query<{ count: number }>(countSql('$1', '$2'), [key, window.start]);
+      const { rows } = await this.db.query<{ count: number }>(bucketUpsertSql('$1', '$2'), [key, window.start]);
       count = rows[0]!.count;
     } catch (err) {
       return this.failedOpen(err, limit, window);
@@ -78,52 +79,24 @@ export class DbRateLimiter implements RateLimiter {
   }
 
   /** The decision for a counted request; remembers a key over its limit until its minute ends. */
-  decide(key: string, limit: number, window: Window, count: number): RateDecision {
+  decide(key: string, limit: number, window: RateWindow, count: number): RateDecision {
+    const { resetSeconds } = window;
     if (count > limit) {
       if (this.blocked.size > 50_000) this.blocked.clear();
       this.blocked.set(key, window.start.getTime());
-      return { allowed: false, limit, remaining: 0, resetSeconds: window.resetSeconds };
+      return { allowed: false, limit, remaining: 0, resetSeconds };
     }
-    return { allowed: true, limit, remaining: limit - count, resetSeconds: window.resetSeconds };
+    return { allowed: true, limit, remaining: limit - count, resetSeconds };
   }
 
   /** Spec 8.1: a store error lets the request through (and is reported). */
-  failedOpen(err: unknown, limit: number, window: Window): RateDecision {
+  failedOpen(err: unknown, limit: number, window: RateWindow): RateDecision {
     this.onStoreError(err);
     return { allowed: true, limit, remaining: limit, resetSeconds: window.resetSeconds };
   }
 
-  private blockedNow(key: string, limit: number, window: Window): RateDecision | null {
+  private blockedNow(key: string, limit: number, window: RateWindow): RateDecision | null {
     return this.blocked.get(key) === window.start.getTime() ? { allowed: false, limit, remaining: 0, resetSeconds: window.resetSeconds } : null;
-  }
-}
-
-type Window = ReturnType<typeof windowOf>;
-
-/** One request's count, made by the write it is handed to (see CountedWrite); `settled` once that happened. */
-export class DeferredCount implements CountedWrite {
-  settled = false;
-
-  constructor(
-    private readonly limiter: DbRateLimiter,
-    readonly key: string,
-    readonly limit: number,
-    private readonly window: Window,
-    private readonly onDecision: (d: RateDecision) => void,
-  ) {}
-
-  sql(p: (value: unknown) => string): { cte: string; withinLimit: string } {
-    return { cte: `rate_count AS (${countSql(p(this.key), `${p(this.window.start)}::timestamptz`)})`, withinLimit: `(SELECT count FROM rate_count) <= ${p(this.limit)}` };
-  }
-
-  settle(count: number): void {
-    this.settled = true;
-    this.onDecision(this.limiter.decide(this.key, this.limit, this.window, count));
-  }
-
-  failedOpen(err: unknown): void {
-    this.settled = true;
-    this.onDecision(this.limiter.failedOpen(err, this.limit, this.window));
   }
 }
 

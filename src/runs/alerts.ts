@@ -4,8 +4,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { findRuntime } from '../runtimes/runtimes-repo.ts';
-import { findRunIdByRuntimeExternalId, recordAlertReceipt } from './alerts-repo.ts';
-import { transition } from './runs-repo.ts';
+import { findRunIdByRuntimeExternalId } from './runs-repo.ts';
+import { transition } from './run-transitions.ts';
+import { recordAlertReceipt } from './alert-receipts-repo.ts';
+
 import { constantTimeEqual } from '../lib/secrets.ts';
 import { parseJson } from '../runtimes/http.ts';
 

@@ -3,8 +3,9 @@
 // is a silent no-op, anything else after a terminal state is backward (409, spec part 3 rule 1).
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import { findRun, recordIntermediateOutput, transition, type RunRow, type TransitionResult } from './runs-repo.ts';
-import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import { findRun, type RunRow } from './runs-repo.ts';
+import { recordIntermediateOutput, transition, type TransitionResult } from './run-transitions.ts';
+import type { OverLimit, RateGuard } from '../rate-limits/rate-guard.ts';
 import type { RunStatus } from './run-states.ts';
 
 export interface CallbackError {
@@ -38,12 +39,12 @@ export async function applyCallback(
   runId: number,
   cb: CallbackRequest,
   /** This request's rate-limit count, made by the run's write (spec 8.1; nothing is written over the limit). */
-  counted?: CountedWrite | null,
-): Promise<CallbackResult> {
+  guard: RateGuard | null = null,
+): Promise<CallbackResult | OverLimit> {
   const now = ctx.clock.now();
-  const mine = { agentId: agent.id, counted };
+  const mine = { agentId: agent.id, guard };
   let to: RunStatus;
-  let result: TransitionResult;
+  let result: TransitionResult | OverLimit;
   switch (cb.type) {
     case 'started':
       to = 'running';
@@ -79,6 +80,8 @@ export async function applyCallback(
     }
   }
   switch (result.kind) {
+    case 'over_limit':
+      return result;
     case 'applied':
       ctx.runWatch.publishRun(result.run);
       return { kind: 'ok' };

@@ -6,7 +6,7 @@
 // RunWatch, which the route and background copies of one AppContext share and two instances never do.
 import type { AppContext } from '../context.ts';
 import type { WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
-import type { TransitionResult } from './runs-repo.ts';
+import type { TransitionResult } from './run-transitions.ts';
 import { isTerminal } from './run-states.ts';
 
 /** Why a held call was ended by us rather than by the runtime. Only 'timeout' writes to the run on its own. */

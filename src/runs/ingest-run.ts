@@ -8,7 +8,8 @@
 import type { AppContext } from '../context.ts';
 import { outputsCount } from './run-output.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import { insertRunOnce, transition, type RunPatch, type RunRow } from './runs-repo.ts';
+import { insertRunOnce, type RunRow } from './runs-repo.ts';
+import { transition, type RunPatch } from './run-transitions.ts';
 import { isTerminal } from './run-states.ts';
 import { errors } from '../errors.ts';
 import { attributableUser } from '../orgs/attribution.ts';

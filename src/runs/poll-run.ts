@@ -2,9 +2,9 @@
 // its runtime's answer, and what that answer means for the run. Every write goes through `transition`, so a
 // callback or an alert that got there first makes the poll's write a silent no-op (first terminal write wins).
 import type { AppContext } from '../context.ts';
-import type { DuePoll } from './poll-repo.ts';
-import { deferPoll, releasePollLease } from './poll-repo.ts';
-import { transition, type RunPatch, type TransitionResult } from './runs-repo.ts';
+import { deferPoll, releasePollLease, type DuePoll } from './runs-repo.ts';
+import { transition, type RunPatch, type TransitionResult } from './run-transitions.ts';
+
 import type { RemoteStatus, RuntimeConnection } from '../runtimes/runtime-adapter.ts';
 import type { TerminalStatus } from './run-states.ts';
 import { outputsOf } from './run-output.ts';

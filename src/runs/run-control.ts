@@ -1,7 +1,8 @@
 // Operator control of a run (decisions.md "Runs and the state machine": cancel; spec 2.2: logs are fetched from
 // the runtime on demand, never stored). Shared by the admin API and, for cancel, the zone equivalent.
 import type { AppContext } from '../context.ts';
-import { findRun, transition, type RunRow } from './runs-repo.ts';
+import { findRun, type RunRow } from './runs-repo.ts';
+import { transition } from './run-transitions.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { isTerminal } from './run-states.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';

@@ -1,12 +1,11 @@
 // The run state machine (spec part 3). Every status write in the service asks this module which statuses it may
-// move from, and the runs repository turns that into one guarded UPDATE. Nothing else decides transitions.
+// move from, and run-transitions.ts turns that into one guarded UPDATE. Nothing else decides transitions.
 
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
 export type ActiveStatus = 'queued' | 'running' | 'waiting';
 
-export const TERMINAL_STATUSES: readonly TerminalStatus[] = ['completed', 'failed', 'cancelled'];
 export const ACTIVE_STATUSES: readonly ActiveStatus[] = ['queued', 'running', 'waiting'];
 
 export function isTerminal(status: RunStatus): status is TerminalStatus {

@@ -1,8 +1,9 @@
 // Wakes synchronous waits when a run changes. A transition on this instance wakes local waiters at once; one on
-// another instance arrives through the NOTIFY the runs repository sends in the same statement as the write.
+// another instance arrives through the NOTIFY run-transitions.ts sends in the same statement as the write.
 // Waiters still re-check the database periodically, so a lost notification only adds latency.
 import type { Db } from '../storage/db.ts';
-import { RUN_EVENTS_CHANNEL, type RunRow } from './runs-repo.ts';
+import type { RunRow } from './runs-repo.ts';
+import { RUN_EVENTS_CHANNEL } from './run-transitions.ts';
 import type { RunStatus } from './run-states.ts';
 
 /** `run` is the row as just written, when the write happened on this instance (no need to read it back). */

@@ -1,10 +1,10 @@
-// The runs repository: the only code that writes `runs.status` (house style 9). Every transition is one guarded
-// UPDATE whose allowed "from" statuses come from run-states.ts; the same statement queues outbound events for the
-// new status in the outbox and NOTIFYs waiters, so a transition, its events and its wake-up are atomic.
+// The runs table: its row, inserts, reads and the bookkeeping that never changes a status (poll claims, the external
+// id of a triggered task, a task's return value). Every status write is in run-transitions.ts, the only code that
+// writes `runs.status` (house style 9).
 import type { Queryable } from '../storage/db.ts';
 import { storableJson } from '../lib/storable-json.ts';
-import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from './run-states.ts';
-import { COUNT_COLUMN, countedOrPlain, type CountedWrite } from '../rate-limits/counted-write.ts';
+import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import type { RunStatus } from './run-states.ts';
 
 export interface WaitState {
   tokenId: string;
@@ -33,19 +33,19 @@ export interface RunRow {
   next_poll_at: Date | null;
 }
 
-export const RUN_EVENTS_CHANNEL = 'ars_run';
+/**
+ * What a write on a run's hot path returns: the columns its callers go on with. Not the whole row: the pg driver
+ * pays about 15 µs per 19-column result (bench), and on /trigger that was two results per request.
+ */
+export type RunHead = Pick<RunRow, 'id' | 'agent_id' | 'status' | 'created_at' | 'started_at' | 'external_run_id'>;
+export const HEAD_COLUMNS = 'id, agent_id, status, created_at, started_at, external_run_id';
 
 /**
- * NOTIFY only for the statuses someone listens for: terminal ones (sync waits, held calls, streams) and `waiting`
- * (outbox nudge). A NOTIFY takes a commit-time lock on PostgreSQL, so sending one on every intermediate output
- * cut callback throughput severalfold (bench).
+ * JSON for a jsonb parameter. JS null and undefined both become SQL NULL (never the JSON literal `null`), so `IS
+ * NULL` queries see them. Values are made storable (NUL, lone surrogates): a runtime's answer must never fail the
+ * write that records it.
  */
-const NOTIFY_IF_LISTENED = (t: string): string =>
-  `CASE WHEN ${t}.status IN ('completed', 'failed', 'cancelled', 'waiting') THEN pg_notify('${RUN_EVENTS_CHANNEL}', ${t}.id || ':' || ${t}.status) END`;
-
-// JS null and undefined both become SQL NULL (never the JSON literal `null`), so `IS NULL` queries see them.
-// Values are made storable (NUL, lone surrogates): a runtime's answer must never fail the write that records it.
-const json = (v: unknown): string | null => (v === undefined || v === null ? null : storableJson(v));
+export const jsonParam = (v: unknown): string | null => (v === undefined || v === null ? null : storableJson(v));
 
 export interface NewRun {
   agentId: number;
@@ -66,46 +66,33 @@ const insertValues = (r: NewRun) => [
   r.status,
   r.source,
   r.externalRunId ?? null,
-  json(r.input ?? {}),
-  json(r.metadata ?? {}),
+  jsonParam(r.input ?? {}),
+  jsonParam(r.metadata ?? {}),
   r.createdBy ?? null,
   r.now,
   r.startedAt ?? null,
   r.nextPollAt ?? null,
 ];
 
-/**
- * What a write on a run's hot path returns: the columns its callers go on with. Not the whole row: the pg driver
- * pays about 15 µs per 19-column result (bench), and on /trigger that was two results per request.
- */
-export type RunHead = Pick<RunRow, 'id' | 'agent_id' | 'status' | 'created_at' | 'started_at' | 'external_run_id'>;
-const HEAD_COLUMNS = 'id, agent_id, status, created_at, started_at, external_run_id';
-
-/** Inserts a run; with `counted`, in the same statement as the request's rate-limit count (nothing over the limit). */
-export async function insertRun(q: Queryable, run: NewRun, counted?: CountedWrite | null): Promise<RunHead> {
-  const row = await writeMaybeCounted<RunHead>(
-    q,
-    (c) => {
-      const params: unknown[] = insertValues(run);
-      if (!c) {
-        return { sql: `INSERT INTO runs (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8) RETURNING ${HEAD_COLUMNS}`, params };
-      }
-      const { cte, withinLimit } = c.sql((v) => `$${params.push(v)}`);
-      // INSERT … SELECT gives its parameters no column types, hence the casts.
-      return {
-        sql: `WITH ${cte}, inserted AS (
-                INSERT INTO runs (${INSERT_COLUMNS})
-                SELECT $1::bigint, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::uuid, $8::timestamptz, $9::timestamptz,
-                       $10::timestamptz, $8::timestamptz
-                WHERE ${withinLimit}
-                RETURNING ${HEAD_COLUMNS}
-              )
-              ${selectWithCount('inserted', '', c)}`,
-        params,
-      };
-    },
-    counted,
-  );
+/** Inserts a run; with a guard, in the same statement as the request's rate-limit count (nothing over the limit). */
+export function insertRun(q: Queryable, run: NewRun): Promise<RunHead>;
+export function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null): Promise<RunHead | OverLimit>;
+export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null = null): Promise<RunHead | OverLimit> {
+  const row = await writeGuarded<RunHead>(q, guard, {
+    params: insertValues(run),
+    // INSERT … SELECT gives its parameters no column types, hence the casts.
+    ctes: (withinLimit) =>
+      withinLimit === null
+        ? `inserted AS (INSERT INTO runs (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8) RETURNING ${HEAD_COLUMNS})`
+        : `inserted AS (
+             INSERT INTO runs (${INSERT_COLUMNS})
+             SELECT $1::bigint, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::uuid, $8::timestamptz, $9::timestamptz,
+                    $10::timestamptz, $8::timestamptz
+             WHERE ${withinLimit}
+             RETURNING ${HEAD_COLUMNS})`,
+    from: 'inserted',
+    select: 'inserted.*',
+  });
   if (!row) throw new Error('run insert returned no row');
   return row;
 }
@@ -137,219 +124,15 @@ export async function findRunByExternalId(q: Queryable, agentId: number, externa
   return rows[0] ?? null;
 }
 
-/** Fields a transition may write besides status. `undefined` leaves a column as it is. */
-export interface RunPatch {
-  outputData?: unknown;
-  outputs?: number | null; // null/undefined: keep (spec 4.8: the latest non-null value wins)
-  error?: unknown;
-  durationMs?: number | null; // terminal only; absent: wall clock from started_at (or created_at)
-  startedAt?: Date | null; // stamped once: coalesce keeps the first
-  completedAt?: Date | null; // terminal only; absent: now
-  externalRunId?: string | null; // kept if already set
-  waitState?: WaitState | null; // null clears
-  metadata?: unknown;
-  nextPollAt?: Date | null;
-}
-
-export type TransitionResult =
-  | { kind: 'applied'; run: RunRow }
-  | { kind: 'noop'; run: RunRow } // already there (spec part 1: later terminal writes are no-ops)
-  | { kind: 'backward'; run: RunRow } // spec part 3 rule 1: 409
-  | { kind: 'not_found' };
-
-/**
- * Moves run `runId` to `to` on `event`, if and only if its current status allows it — in one statement.
- * Terminal moves stamp completed_at and duration; every move stamps started_at once when the run is past queued.
- */
-export async function transition(
-  q: Queryable,
-  runId: number,
-  event: RunEvent,
-  to: RunStatus,
-  now: Date,
-  patch: RunPatch = {},
-  opts: { agentId?: number; counted?: CountedWrite | null } = {},
-): Promise<TransitionResult> {
-  const moved = await writeMaybeCounted(q, (c) => transitionStatement(runId, event, to, now, patch, opts.agentId, c), opts.counted);
-  if (moved) return { kind: 'applied', run: moved };
-
-  const current = await findRun(q, runId);
-  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
-  return { kind: classifyRefusal(event, current.status, to), run: current };
-}
-
-/** The one guarded UPDATE of `transition`, with its outbox rows and NOTIFY (and the count, when given). */
-function transitionStatement(
-  runId: number,
-  event: RunEvent,
-  to: RunStatus,
-  now: Date,
-  patch: RunPatch,
-  agentId: number | undefined,
-  counted: CountedWrite | null | undefined,
-): Statement {
-  const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
-  const params: unknown[] = [runId, allowedFrom(event, to), to, now];
-  const p = placeholderFor(params);
-  const sets = ['status = $3', 'updated_at = $4'];
-
-  if (to !== 'queued') sets.push(`started_at = coalesce(started_at, ${p(patch.startedAt ?? null)}::timestamptz, $4)`);
-  if (patch.outputData !== undefined) sets.push(`output_data = ${p(json(patch.outputData))}::jsonb`);
-  if (patch.outputs !== undefined && patch.outputs !== null) sets.push(`outputs = ${p(patch.outputs)}`);
-  if (patch.error !== undefined) sets.push(`error = ${p(json(patch.error))}::jsonb`);
-  if (patch.externalRunId) sets.push(`external_run_id = coalesce(external_run_id, ${p(patch.externalRunId)})`);
-  if (patch.metadata !== undefined) sets.push(`metadata = ${p(json(patch.metadata))}::jsonb`);
-  if (patch.waitState !== undefined) sets.push(`wait_state = ${p(json(patch.waitState))}::jsonb`);
-  if (terminal) {
-    const completedAt = p(patch.completedAt ?? null);
-    sets.push(`completed_at = coalesce(${completedAt}::timestamptz, $4)`);
-    // Wall clock from the first start (or creation, for a run that never started) unless supplied.
-    sets.push(
-      `duration_ms = coalesce(${p(patch.durationMs ?? null)}::bigint,
-         greatest(0, round(extract(epoch from (coalesce(${completedAt}::timestamptz, $4)
-           - coalesce(started_at, ${p(patch.startedAt ?? null)}::timestamptz, created_at))) * 1000))::bigint)`,
-    );
-    sets.push('next_poll_at = NULL');
-    if (patch.waitState === undefined) sets.push('wait_state = NULL');
-  } else if (patch.nextPollAt !== undefined) {
-    sets.push(`next_poll_at = ${p(patch.nextPollAt)}`);
-  }
-  const agentGuard = agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`;
-  const count = counted?.sql(p);
-
-  return {
-    sql: `WITH ${count ? `${count.cte}, ` : ''}moved AS (
-       UPDATE runs SET ${sets.join(', ')}
-       WHERE id = $1 AND status = ANY($2::text[])${agentGuard}${count ? ` AND ${count.withinLimit}` : ''}
-       RETURNING *
-     ), queued_events AS (
-       INSERT INTO outbox (webhook_action_id, run_id, event, message_id, snapshot, next_attempt_at)
-       SELECT wa.id, moved.id, moved.status, 'msg_' || moved.id || '_' || moved.status || '_' || wa.id
-              || CASE WHEN moved.status = 'waiting' THEN '_' || md5(coalesce(moved.wait_state->>'tokenId', '')) ELSE '' END,
-              to_jsonb(moved), $4
-       FROM moved JOIN webhook_actions wa ON wa.agent_id = moved.agent_id AND wa.on_state = moved.status
-       ON CONFLICT (message_id) DO NOTHING
-     )
-     ${selectWithCount('moved', `, ${NOTIFY_IF_LISTENED('moved')} AS notified`, counted)}`,
-    params,
-  };
-}
-
-interface Statement {
-  sql: string;
-  params: unknown[];
-}
-
-/**
- * The statement's final SELECT of the written row `t`. With a count it always returns one row: the count, and the
- * row's columns all NULL when the write did not apply (over the limit, or refused by its own guard).
- */
-function selectWithCount(t: string, extra: string, counted: CountedWrite | null | undefined): string {
-  return counted
-    ? `SELECT ${t}.*${extra}, rate_count.count AS ${COUNT_COLUMN} FROM rate_count LEFT JOIN ${t} ON true`
-    : `SELECT ${t}.*${extra} FROM ${t}`;
-}
-
-/**
- * Runs a write built with or without the request's count (CountedWrite) and returns the written row, or null
- * when the write did not apply. Over the limit, `settle` throws the 429 before anything else happens.
- */
-async function writeMaybeCounted<R extends { id: number } = RunRow>(
-  q: Queryable,
-  build: (counted?: CountedWrite) => Statement,
-  counted: CountedWrite | null | undefined,
-): Promise<R | null> {
-  if (!counted) return clean(await firstRow<Written<R>>(q, build()));
-  return countedOrPlain(
-    counted,
-    async () => {
-      const row = (await firstRow<Written<R>>(q, build(counted)))!;
-      const count = row[COUNT_COLUMN]!; // read before clean() drops it
-      return { result: row.id === null ? null : clean(row), count };
-    },
-    async () => clean(await firstRow<Written<R>>(q, build())),
+/** The run a runtime knows as `externalRunId`, among the runs of agents on that runtime (alerts). */
+export async function findRunIdByRuntimeExternalId(q: Queryable, runtimeId: number, externalRunId: string): Promise<number | null> {
+  const { rows } = await q.query<{ id: number }>(
+    `SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
+     WHERE a.runtime_id = $1 AND r.external_run_id = $2
+     ORDER BY r.id DESC LIMIT 1`,
+    [runtimeId, externalRunId],
   );
-}
-
-async function firstRow<R>(q: Queryable, { sql, params }: Statement): Promise<R | null> {
-  return (await q.query<R>(sql, params)).rows[0] ?? null;
-}
-
-/**
- * `p(value)` appends a parameter and returns its placeholder. A bound function rather than an arrow: these are
- * made on every write, and our TypeScript loader (tsx, keepNames) renames every named arrow when it is created.
- */
-function placeholderFor(params: unknown[]): (value: unknown) => string {
-  return placeholder.bind(null, params);
-}
-
-function placeholder(params: unknown[], value: unknown): string {
-  return `$${params.push(value)}`;
-}
-
-type Written<R> = R & { notified?: unknown; [COUNT_COLUMN]?: number };
-
-/** Drops the statement's helper columns from the row. */
-function clean<R>(row: Written<R> | null): R | null {
-  if (!row) return null;
-  delete row.notified;
-  delete row[COUNT_COLUMN];
-  return row;
-}
-
-/** What an intermediate output returns when applied: the run stays non-terminal, nobody needs its whole row. */
-export type IntermediateResult = { kind: 'applied'; run: Pick<RunRow, 'id' | 'status'> } | Exclude<TransitionResult, { kind: 'applied' | 'noop' }>;
-
-/**
- * Intermediate output (spec 4.8 `output` without complete/failed): records output, lifts a queued run. It is the
- * most frequent write of all (every progress report), so it returns only the run's id and status.
- */
-export async function recordIntermediateOutput(
-  q: Queryable,
-  runId: number,
-  now: Date,
-  patch: Pick<RunPatch, 'outputData' | 'outputs'>,
-  opts: { agentId?: number; counted?: CountedWrite | null } = {},
-): Promise<IntermediateResult> {
-  const moved = await writeMaybeCounted<Pick<RunRow, 'id' | 'status'>>(
-    q,
-    (c) => {
-      const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, json(patch.outputData ?? null), patch.outputs ?? null];
-      const p = placeholderFor(params);
-      const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${p(opts.agentId)}`;
-      const count = c?.sql(p);
-      const update = `UPDATE runs SET
-           status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
-           started_at = coalesce(started_at, $3),
-           output_data = coalesce($4::jsonb, output_data),
-           outputs = coalesce($5::bigint, outputs),
-           updated_at = $3
-         WHERE id = $1 AND status = ANY($2::text[])${agentGuard}${count ? ` AND ${count.withinLimit}` : ''}
-         RETURNING id, status`;
-      return { sql: count ? `WITH ${count.cte}, moved AS (${update}) ${selectWithCount('moved', '', c)}` : update, params };
-    },
-    opts.counted,
-  );
-  if (moved) return { kind: 'applied', run: moved };
-  const current = await findRun(q, runId);
-  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
-  return { kind: 'backward', run: current };
-}
-
-/**
- * A task runtime accepted the trigger: keeps its run id and schedules the first status poll. Writes no status;
- * a run that already reached a terminal state (a fast callback) keeps next_poll_at NULL.
- */
-export async function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunHead | null> {
-  const { rows } = await q.query<RunHead>(
-    `UPDATE runs SET
-       external_run_id = coalesce(external_run_id, $2),
-       next_poll_at = CASE WHEN status IN ('queued', 'running', 'waiting') THEN $3::timestamptz ELSE next_poll_at END,
-       updated_at = $4
-     WHERE id = $1 RETURNING ${HEAD_COLUMNS}`,
-    [runId, externalRunId, nextPollAt, now],
-  );
-  return rows[0] ?? null;
+  return rows[0]?.id ?? null;
 }
 
 /** Synchronous waits' backstop: which of these runs are terminal now (one statement for every waiter). */
@@ -369,6 +152,55 @@ export async function findRunStatuses(q: Queryable, runIds: readonly number[]): 
   return rows;
 }
 
+export interface RunListFilter {
+  agentId?: number;
+  status?: RunStatus;
+  /** Only runs with a smaller id (the last id of the previous page). */
+  beforeId?: number;
+  limit: number;
+}
+
+/** The admin list: newest first, keyset-paginated on id (ids only grow). */
+export async function listRuns(q: Queryable, f: RunListFilter): Promise<RunRow[]> {
+  const params: unknown[] = [];
+  const where: string[] = [];
+  if (f.agentId !== undefined) where.push(`agent_id = $${params.push(f.agentId)}`);
+  if (f.status !== undefined) where.push(`status = $${params.push(f.status)}`);
+  if (f.beforeId !== undefined) where.push(`id < $${params.push(f.beforeId)}`);
+  const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.push(f.limit)}`;
+  const { rows } = await q.query<RunRow>(sql, params);
+  return rows;
+}
+
+/**
+ * Locks one run of one agent until the surrounding transaction ends (waitpoints: "is it still waiting on this very
+ * token?" and the move, atomically). Callers keep the transaction short (no network calls inside it): on PGlite a
+ * transaction holds the only connection.
+ */
+export async function lockRunOfAgent(q: Queryable, runId: number, agentId: number): Promise<Pick<RunRow, 'status' | 'wait_state'> | null> {
+  const { rows } = await q.query<Pick<RunRow, 'status' | 'wait_state'>>(
+    'SELECT status, wait_state FROM runs WHERE id = $1 AND agent_id = $2 FOR UPDATE',
+    [runId, agentId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * A task runtime accepted the trigger: keeps its run id and schedules the first status poll. Writes no status;
+ * a run that already reached a terminal state (a fast callback) keeps next_poll_at NULL.
+ */
+export async function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunHead | null> {
+  const { rows } = await q.query<RunHead>(
+    `UPDATE runs SET
+       external_run_id = coalesce(external_run_id, $2),
+       next_poll_at = CASE WHEN status IN ('queued', 'running', 'waiting') THEN $3::timestamptz ELSE next_poll_at END,
+       updated_at = $4
+     WHERE id = $1 RETURNING ${HEAD_COLUMNS}`,
+    [runId, externalRunId, nextPollAt, now],
+  );
+  return rows[0] ?? null;
+}
+
 /**
  * Spec 4.2 (task runtime): a completed run's output_data is the task's return value as the runtime reports it,
  * even when a callback completed the run first with other values. Writes no status; only a completed run.
@@ -377,74 +209,63 @@ export async function replaceCompletedOutput(q: Queryable, runId: number, output
   const { rows } = await q.query<RunRow>(
     `UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3::bigint, outputs), updated_at = $4
      WHERE id = $1 AND status = 'completed' RETURNING *`,
-    [runId, outputData === null || outputData === undefined ? null : json(outputData), outputs, now],
+    [runId, jsonParam(outputData), outputs, now],
   );
   return rows[0] ?? null;
 }
 
-/** How many runs one timeout statement fails at most; the sweeper repeats until a batch comes back short. */
-export const TIMEOUT_BATCH = 500;
+// Status polling claims (decisions.md "Scale-out"): one statement claims due runs with FOR UPDATE SKIP LOCKED and
+// pushes their next_poll_at one interval forward, so two instances never poll the same run twice in one interval.
+// A short lease (poll_lease_until) also keeps a poll that outlives a short interval from overlapping the next.
 
-/**
- * Spec part 3 "queued → failed, 10 minutes since creation" as one set-based guarded UPDATE. The statuses come
- * from the state machine (terminal moves allowed from `queued`); the outbox rows and NOTIFYs are queued in the
- * same statement, exactly as `transition` does. Rows locked by another instance are skipped, not waited for.
- */
-export async function failQueuedTimedOut(q: Queryable, now: Date, queuedTimeoutMs: number, reason: string): Promise<RunRow[]> {
-  const from = allowedFrom('terminal', 'failed').filter((s) => s === 'queued');
-  return failSetBased(
-    q,
-    `SELECT id FROM runs WHERE status = ANY($2::text[]) AND created_at < $1::timestamptz - make_interval(secs => $4::double precision)
-     ORDER BY created_at LIMIT ${TIMEOUT_BATCH} FOR UPDATE SKIP LOCKED`,
-    [now, from, JSON.stringify(reason), queuedTimeoutMs / 1000],
-  );
+/** What polling needs of a run (a claimed row has it all). */
+export type PolledRun = Pick<RunRow, 'id' | 'status' | 'started_at' | 'created_at' | 'external_run_id'>;
+
+export interface DuePoll {
+  run: PolledRun;
+  runtimeId: number | null;
+  runningTimeoutMs: number;
+  pollIntervalS: number;
 }
 
-/**
- * Spec part 3 "running → failed, running timeout exceeded, measured from started_at" (rule 2: queued time never
- * counts). Only `running`: a `waiting` run is failed by the poll after it resumes (rule 3), not here.
- */
-export async function failRunningTimedOut(q: Queryable, now: Date, reason: string): Promise<RunRow[]> {
-  const from = allowedFrom('terminal', 'failed').filter((s) => s === 'running');
-  return failSetBased(
-    q,
-    `SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
-     WHERE r.status = ANY($2::text[]) AND r.started_at IS NOT NULL
-       AND r.started_at < $1::timestamptz - make_interval(secs => a.running_timeout_ms / 1000.0)
-     ORDER BY r.started_at LIMIT ${TIMEOUT_BATCH} FOR UPDATE OF r SKIP LOCKED`,
-    [now, from, JSON.stringify(reason)],
-  );
-}
+type ClaimedRow = RunRow & { a_runtime_id: number | null; a_running_timeout_ms: number; a_poll_interval_s: number };
 
-/** Both timeout kinds, queued first. */
-export async function failTimedOut(q: Queryable, now: Date, queuedTimeoutMs: number, reasons: { queued: string; running: string }): Promise<RunRow[]> {
-  const queued = await failQueuedTimedOut(q, now, queuedTimeoutMs, reasons.queued);
-  const running = await failRunningTimedOut(q, now, reasons.running);
-  return [...queued, ...running];
-}
-
-/**
- * Fails the runs `pick` selects ($1 now, $2 allowed statuses, $3 error JSON): a terminal write stamping
- * completed_at and the wall-clock duration, re-checking the status guard on the row it locks. Outbox and NOTIFY
- * as in `transition`.
- */
-async function failSetBased(q: Queryable, pick: string, params: unknown[]): Promise<RunRow[]> {
-  const { rows } = await q.query<RunRow>(
-    `WITH picked AS (${pick}),
-     moved AS (
-       UPDATE runs SET status = 'failed', updated_at = $1, error = $3::jsonb, completed_at = $1,
-         duration_ms = greatest(0, round(extract(epoch from ($1::timestamptz - coalesce(started_at, created_at))) * 1000))::bigint,
-         next_poll_at = NULL, wait_state = NULL
-       FROM picked WHERE runs.id = picked.id AND runs.status = ANY($2::text[])
-       RETURNING runs.*
-     ), queued_events AS (
-       INSERT INTO outbox (webhook_action_id, run_id, event, message_id, snapshot, next_attempt_at)
-       SELECT wa.id, moved.id, moved.status, 'msg_' || moved.id || '_' || moved.status || '_' || wa.id, to_jsonb(moved), $1
-       FROM moved JOIN webhook_actions wa ON wa.agent_id = moved.agent_id AND wa.on_state = moved.status
-       ON CONFLICT (message_id) DO NOTHING
+export async function claimDueForPoll(q: Queryable, now: Date, limit: number, leaseMs: number): Promise<DuePoll[]> {
+  const { rows } = await q.query<ClaimedRow>(
+    `WITH due AS (
+       SELECT r.id FROM runs r
+       WHERE r.next_poll_at <= $1 AND r.status IN ('queued', 'running', 'waiting') AND r.external_run_id IS NOT NULL
+         AND (r.poll_lease_until IS NULL OR r.poll_lease_until <= $1)
+       ORDER BY r.next_poll_at
+       LIMIT $2
+       FOR UPDATE OF r SKIP LOCKED
      )
-     SELECT moved.*, ${NOTIFY_IF_LISTENED('moved')} AS notified FROM moved`,
-    params,
+     UPDATE runs r SET
+       next_poll_at = $1::timestamptz + make_interval(secs => a.poll_interval_s),
+       poll_lease_until = $1::timestamptz + make_interval(secs => $3::double precision)
+     FROM due, agents a
+     WHERE r.id = due.id AND a.id = r.agent_id
+     RETURNING r.*, a.runtime_id AS a_runtime_id, a.running_timeout_ms AS a_running_timeout_ms, a.poll_interval_s AS a_poll_interval_s`,
+    [now, limit, leaseMs / 1000],
   );
-  return rows.map((row) => clean(row)!);
+  return rows.map(({ a_runtime_id, a_running_timeout_ms, a_poll_interval_s, ...run }) => ({
+    run: run as RunRow,
+    runtimeId: a_runtime_id,
+    runningTimeoutMs: Number(a_running_timeout_ms),
+    pollIntervalS: Number(a_poll_interval_s),
+  }));
+}
+
+/** The poll is over: the next one may happen at next_poll_at. */
+export async function releasePollLease(q: Queryable, runId: number): Promise<void> {
+  await q.query('UPDATE runs SET poll_lease_until = NULL WHERE id = $1', [runId]);
+}
+
+/** The runtime asked us to come back later (429 with a reset time): never earlier than already planned. */
+export async function deferPoll(q: Queryable, runId: number, notBefore: Date): Promise<void> {
+  await q.query(
+    `UPDATE runs SET next_poll_at = greatest(next_poll_at, $2::timestamptz), poll_lease_until = NULL
+     WHERE id = $1 AND next_poll_at IS NOT NULL`,
+    [runId, notBefore],
+  );
 }

@@ -3,8 +3,9 @@
 // the download through startRun, so the payload and the failure handling are the same everywhere.
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import type { CountedWrite } from '../rate-limits/counted-write.ts';
-import { insertRun, recordTriggered, transition, type RunHead, type TransitionResult } from './runs-repo.ts';
+import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import { insertRun, recordTriggered, type RunHead } from './runs-repo.ts';
+import { transition, type TransitionResult } from './run-transitions.ts';
 import { mintRunCredentials } from '../agents/agent-tokens.ts';
 import { errors } from '../errors.ts';
 import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPayload, WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
@@ -23,8 +24,8 @@ export interface StartRunArgs {
   createdBy: string | null;
   /** 'trigger' | 'trigger_and_wait' | 'download' | 'webhook' | 'webhook_and_wait' | 'zone' … */
   source: string;
-  /** The request's rate-limit count, made by the run's insert (nothing is written over the limit: 429). */
-  counted?: CountedWrite | null;
+  /** The request's rate-limit count, made by the run's insert (over the limit nothing is written: OverLimit). */
+  guard?: RateGuard | null;
 }
 
 export interface PreparedRun {
@@ -54,9 +55,10 @@ const WORKFLOW_REFUSAL_GRACE_MS = 250;
 
 /**
  * Inserts the queued run, mints the credentials token if the agent has active connections, builds spec 2.3's
- * payload. Throws 422 agent_unavailable, writing nothing, when the agent names no usable runtime.
+ * payload. Throws 422 agent_unavailable, writing nothing, when the agent names no usable runtime; a request over
+ * its rate limit comes back as OverLimit, with nothing written.
  */
-export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<PreparedRun> {
+export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<PreparedRun | OverLimit> {
   const { agent } = args;
   const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
   if (!runtime || !agent.target) throw errors.agentUnavailable('agent has no runtime or target configured');
@@ -70,7 +72,8 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
     now,
     input: args.storedInput === undefined ? args.input : args.storedInput,
     createdBy: args.createdBy,
-  }, args.counted);
+  }, args.guard ?? null);
+  if (isOverLimit(run)) return run;
   // Built field by field: the agent key is never part of a payload (spec 2.3).
   const payload: TaskPayload = { runId: run.id, input: args.input ?? {} };
   // Spec 4.4 (and 2.3): connectionIds and credentialsToken travel together or not at all.
@@ -87,9 +90,9 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
  * Task runtimes: the run stays queued with its external run id and a first poll scheduled. Workflow runtimes:
  * the run stays queued until first sign of life (decisions.md "The wait window"); the held answer ends it.
  */
-export async function startRun(ctx: AppContext, args: StartRunArgs): Promise<StartRunResult> {
+export async function startRun(ctx: AppContext, args: StartRunArgs): Promise<StartRunResult | OverLimit> {
   const prepared = await prepareRun(ctx, args);
-  return invokePrepared(ctx, args.agent, prepared);
+  return isOverLimit(prepared) ? prepared : invokePrepared(ctx, args.agent, prepared);
 }
 
 export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared: PreparedRun): Promise<StartRunResult> {

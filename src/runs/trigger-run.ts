@@ -1,7 +1,7 @@
 // Spec 4.1: the asynchronous trigger. Eligibility, attribution and the input merge, then startRun.
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import type { OverLimit, RateGuard } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
 import { deepMerge } from '../lib/merge.ts';
 import { attributableUser } from '../orgs/attribution.ts';
@@ -10,8 +10,8 @@ import { startRun, type StartRunResult } from './start-run.ts';
 export interface TriggerRequest {
   input?: object;
   userId?: string | null;
-  /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite | null;
+  /** This request's rate-limit count, made by the run's insert (over the limit: OverLimit, nothing written). */
+  guard?: RateGuard | null;
 }
 
 /** Spec 4.1: managed_by='platform', status='active', allow_external_triggers — otherwise 403. */
@@ -21,10 +21,10 @@ export function assertTriggerEligible(agent: AgentRow): void {
   if (!agent.allow_external_triggers) throw errors.notEligible('external triggers are disabled for this agent');
 }
 
-export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source = 'trigger'): Promise<StartRunResult> {
+export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source = 'trigger'): Promise<StartRunResult | OverLimit> {
   assertTriggerEligible(agent);
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
   // The caller's values win; deepMerge skips __proto__/constructor/prototype and builds fresh objects.
   const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
-  return startRun(ctx, { agent, input, createdBy, source, counted: req.counted });
+  return startRun(ctx, { agent, input, createdBy, source, guard: req.guard });
 }

@@ -9,8 +9,9 @@
 // its next `waiting` (n8n reuses one resume URL per execution) before a late `resumed` write would wipe it.
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import { findRun, transition, type RunRow, type WaitState } from './runs-repo.ts';
-import { lockRunOfAgent } from './waitpoint-repo.ts';
+import { findRun, lockRunOfAgent, type RunRow, type WaitState } from './runs-repo.ts';
+import { transition } from './run-transitions.ts';
+
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { attributableUser } from '../orgs/attribution.ts';
 import type { Outcome, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeKind, WaitpointState } from '../runtimes/runtime-adapter.ts';

@@ -15,9 +15,10 @@ import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import { findRun, transition, type RunHead, type RunPatch } from '../runs/runs-repo.ts';
+import { findRun, type RunHead } from '../runs/runs-repo.ts';
+import { transition, type RunPatch } from '../runs/run-transitions.ts';
 import type { RunStatus } from '../runs/run-states.ts';
-import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
 import { deepMerge } from '../lib/merge.ts';
 import { attributableUser } from '../orgs/attribution.ts';
@@ -32,7 +33,7 @@ export interface DownloadRequest {
   userId?: string;
   timeoutMs?: number;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite | null;
+  guard?: RateGuard | null;
 }
 
 export type DownloadOutcome =
@@ -47,7 +48,9 @@ export type DownloadOutcome =
     }
   /** The run is failed; `code` says which answer (500 runtime_failed, 502 run_failed, 504 runtime_timeout). */
   | { kind: 'failed'; code: 'runtime_failed' | 'run_failed' | 'runtime_timeout'; run: RunHead; message: string }
-  | { kind: 'caller_gone'; run: RunHead };
+  | { kind: 'caller_gone'; run: RunHead }
+  /** The request is over its rate limit: no run was created. */
+  | OverLimit;
 
 /** spec 4.3 / part 7: 403 when external triggers are off; 422 not platform, not file_download, not active. */
 export function assertDownloadable(agent: AgentRow): void {
@@ -65,7 +68,7 @@ export async function triggerAndDownload(ctx: AppContext, agent: AgentRow, req: 
     windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms }),
     source: 'download',
     callerGone,
-    counted: req.counted,
+    guard: req.guard,
   });
 }
 
@@ -75,7 +78,7 @@ export interface StartDownloadArgs {
   windowMs: number;
   source: string;
   callerGone?: AbortSignal;
-  counted?: CountedWrite | null;
+  guard?: RateGuard | null;
 }
 
 /** The streaming core, for trigger-and-download and the zone `runs/download` (eligibility checked by the caller). */
@@ -86,7 +89,8 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
   if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {
     throw errors.agentUnavailable('the agent\'s runtime cannot stream a file (task runtimes return values, not files)');
   }
-  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source, counted: args.counted });
+  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source, guard: args.guard });
+  if (isOverLimit(prepared)) return prepared;
   const { run } = prepared;
   // Failed or cancelled by someone else (this or another instance): the call has no one left to serve.
   const endedElsewhere = new AbortController();
@@ -184,7 +188,7 @@ async function ended(ctx: AppContext, run: RunHead): Promise<DownloadOutcome> {
 
 function fail(ctx: AppContext, run: RunHead, reason: string): Promise<RunHead> {
   ctx.log.warn({ runId: run.id, reason }, 'download run failed');
-  return finish(ctx, run, 'failed', { error: reason }); // runs-repo makes a runtime's U+0000 storable
+  return finish(ctx, run, 'failed', { error: reason }); // the write makes a runtime's U+0000 storable
 }
 
 /** One terminal write; duration covers generation and transfer, from the run's creation (spec 4.3). */

@@ -7,7 +7,9 @@
 //   (`running`/`waiting`) is 202 and its held call goes on in the background, bounded by the running timeout.
 // - task: never 504. The run is polled while the caller waits; at the window's end it is 202.
 import type { AppContext } from '../context.ts';
-import { transition, type RunHead, type RunRow } from '../runs/runs-repo.ts';
+import type { RunHead, RunRow } from '../runs/runs-repo.ts';
+import { isOverLimit, type OverLimit } from '../rate-limits/rate-guard.ts';
+import { transition } from '../runs/run-transitions.ts';
 import { isTerminal } from '../runs/run-states.ts';
 import { abortHeldCall, invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
 import { watchTerminal } from './await-run.ts';
@@ -23,7 +25,9 @@ export type SyncOutcome =
   /** The runtime could not be invoked; the run is already `failed` with `reason`. */
   | { kind: 'not_started'; run: RunHead; reason: string }
   /** The caller went away first. Nothing was written: the run goes on as if triggered asynchronously. */
-  | { kind: 'caller_gone'; runId: number };
+  | { kind: 'caller_gone'; runId: number }
+  /** The request is over its rate limit: no run was created. */
+  | OverLimit;
 
 export interface SyncWaitOptions {
   windowMs: number;
@@ -38,6 +42,7 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
   // The window starts with the request, so invoking the runtime is inside it.
   const deadline = Date.now() + opts.windowMs;
   const prepared = await prepareRun(ctx, args);
+  if (isOverLimit(prepared)) return prepared;
   const runId = prepared.run.id;
   // Subscribed before the runtime learns of the run: no end can be missed, so no first look is needed.
   const wait = watchTerminal(ctx, runId, { deadline, signal: opts.signal, fresh: true });

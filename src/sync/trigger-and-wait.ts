@@ -2,7 +2,7 @@
 // caller until it is terminal or the window (8.3) closes.
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import type { RateGuard } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
 import { deepMerge } from '../lib/merge.ts';
 import { attributableUser } from '../orgs/attribution.ts';
@@ -14,7 +14,7 @@ export interface TriggerAndWaitRequest {
   userId?: string;
   timeoutMs?: number;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite | null;
+  guard?: RateGuard | null;
 }
 
 /**
@@ -39,5 +39,5 @@ export async function triggerAndWait(
   // Spec 4.2: merged on top of the saved default input; the caller's values win.
   const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
   const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms });
-  return startAndAwait(ctx, { agent, input, createdBy, source: 'trigger_and_wait', counted: req.counted }, { windowMs, signal });
+  return startAndAwait(ctx, { agent, input, createdBy, source: 'trigger_and_wait', guard: req.guard }, { windowMs, signal });
 }

@@ -2,7 +2,7 @@
 // inbound request only (no merge with the agent's default input), and the stored snapshot is redacted.
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import type { OverLimit, RateGuard } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
 import { secretMatches } from '../lib/secrets.ts';
 import { buildWebhookObject, redactForStorage, REDACTED, type BuildWebhookInput } from './webhook-request.ts';
@@ -31,13 +31,13 @@ export interface InboundWebhook extends Omit<BuildWebhookInput, 'receivedAt'> {
   /** The path token, scrubbed from the stored snapshot wherever a proxy header echoed the URL. */
   token: string;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite | null;
+  guard?: RateGuard | null;
 }
 
 /** spec 4.6: 202 {runId, status:'queued'}; a failed invocation is `not_started` (500 upstream). */
-export async function startWebhookRun(ctx: AppContext, agent: AgentRow, inbound: InboundWebhook): Promise<StartRunResult> {
+export async function startWebhookRun(ctx: AppContext, agent: AgentRow, inbound: InboundWebhook): Promise<StartRunResult | OverLimit> {
   assertWebhookTriggerable(agent);
-  return startRun(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook', counted: inbound.counted });
+  return startRun(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook', guard: inbound.guard });
 }
 
 /** spec 4.7: as 4.6, then held for min(running timeout, 5 min) (spec 8.3). */
@@ -49,12 +49,12 @@ export async function webhookAndWait(ctx: AppContext, agent: AgentRow, inbound: 
     throw errors.agentUnavailable('the agent\'s runtime does not support synchronous triggering');
   }
   const windowMs = webhookWaitWindowMs(agent.running_timeout_ms);
-  return startAndAwait(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook_and_wait', counted: inbound.counted }, { windowMs, signal });
+  return startAndAwait(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook_and_wait', guard: inbound.guard }, { windowMs, signal });
 }
 
 /** Task input `{webhook}` (verbatim headers, raw body) and the stored snapshot (masked, no raw body, no token). */
 function webhookInputs(ctx: AppContext, inbound: InboundWebhook): { input: unknown; storedInput: unknown } {
-  const { token, counted: _counted, ...request } = inbound;
+  const { token, guard: _guard, ...request } = inbound;
   const webhook = buildWebhookObject({ ...request, receivedAt: ctx.clock.now() });
   return { input: { webhook }, storedInput: { webhook: scrubSecret(redactForStorage(webhook), token) } };
 }

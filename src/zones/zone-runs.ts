@@ -3,7 +3,7 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { findRun } from '../runs/runs-repo.ts';
-import type { CountedWrite } from '../rate-limits/counted-write.ts';
+import type { OverLimit, RateGuard } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
 import { deepMerge } from '../lib/merge.ts';
 import { toSyncRunView, type SyncRunView } from '../runs/run-view.ts';
@@ -34,7 +34,7 @@ export interface ZoneRunRequest {
   userId: string;
   input?: object;
   /** This request's rate-limit count, made by the run's insert. */
-  counted?: CountedWrite | null;
+  guard?: RateGuard | null;
 }
 
 /** The run input as 4.1 builds it: the caller's values merged over the agent's saved default input. */
@@ -43,8 +43,8 @@ export function zoneInput(agent: AgentRow, input: object | undefined): unknown {
 }
 
 /** zones.md `POST …/runs` (as 4.1). */
-export async function startZoneRun(ctx: AppContext, req: ZoneRunRequest): Promise<StartRunResult> {
-  return startRun(ctx, { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone', counted: req.counted });
+export async function startZoneRun(ctx: AppContext, req: ZoneRunRequest): Promise<StartRunResult | OverLimit> {
+  return startRun(ctx, { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone', guard: req.guard });
 }
 
 export interface ZoneSyncRequest extends ZoneRunRequest {
@@ -58,7 +58,7 @@ export async function startZoneRunAndWait(ctx: AppContext, req: ZoneSyncRequest)
   const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms });
   return startAndAwait(
     ctx,
-    { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait', counted: req.counted },
+    { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait', guard: req.guard },
     { windowMs, signal: req.callerGone },
   );
 }
@@ -72,6 +72,6 @@ export async function startZoneDownload(ctx: AppContext, req: ZoneSyncRequest): 
     windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms }),
     source: 'zone_download',
     callerGone: req.callerGone,
-    counted: req.counted,
+    guard: req.guard,
   });
 }

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, seedUser } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { findRun, insertRun, transition, type RunRow } from '../../src/runs/runs-repo.ts';
+import { findRun, insertRun, type RunRow } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
 import { appendAudit } from '../../src/orgs/audit-repo.ts';
 import { call, expectInvalid, ok } from './admin-helpers.ts';
 

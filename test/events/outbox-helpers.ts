@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { TestApp } from '../helpers/test-app.ts';
 import { generateSigningSecret } from '../../src/events/standard-webhooks.ts';
-import { insertRun, transition, type RunPatch } from '../../src/runs/runs-repo.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { transition, type RunPatch } from '../../src/runs/run-transitions.ts';
 import type { RunStatus } from '../../src/runs/run-states.ts';
 
 export interface Received {

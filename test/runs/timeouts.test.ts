@@ -9,7 +9,8 @@ import { applyWorkflowAnswer, heldWorkflowCall } from '../../src/runs/start-run.
 import { ManualClock } from '../../src/lib/clock.ts';
 import { sweepTimeouts } from '../../src/background/timeout-sweeper.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';
-import { insertRun, transition } from '../../src/runs/runs-repo.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
 
 const QUEUED_REASON = 'Run never started (queued timeout exceeded)';
 const RUNNING_REASON = 'Run exceeded running timeout';

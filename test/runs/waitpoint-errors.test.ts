@@ -6,7 +6,8 @@ import { N8nFake } from '../fakes/n8n-fake.ts';
 import { createRuntimeRegistry } from '../../src/runtimes/runtime-registry.ts';
 import { N8nAdapter } from '../../src/runtimes/n8n-adapter.ts';
 import type { RuntimeAdapter } from '../../src/runtimes/runtime-adapter.ts';
-import { insertRun, transition } from '../../src/runs/runs-repo.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
 import { randomUUID } from 'node:crypto';
 import { auditFor, runState, waitingRun } from './waitpoint-helpers.ts';
 

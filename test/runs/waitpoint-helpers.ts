@@ -4,7 +4,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TestApp } from '../helpers/test-app.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import type { RecordedRequest } from '../fakes/fake-http-server.ts';
-import { insertRun, transition, type WaitState } from '../../src/runs/runs-repo.ts';
+import { insertRun, type WaitState } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
 
 /** `wait` null: waiting with no pending token (as an ingested `waiting` run has). */
 export async function waitingRun(t: TestApp, agentId: number, wait: (Partial<WaitState> & { tokenId: string }) | null): Promise<number> {

@@ -7,7 +7,8 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { onPostgres } from '../helpers/test-db.ts';
 import { readRun, seedAgent } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
-import { insertRun, transition } from '../../src/runs/runs-repo.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
 import { setBackstopPeriod, watchedRunCount, watchTerminal } from '../../src/sync/await-run.ts';
 import { callback, permissiveLimiter, platformRunId, sleep, waitForRun, workflowAgent } from './sync-helpers.ts';
 

@@ -6,7 +6,8 @@ import { readRun, seedAgent, seedOrg, seedUser, type SeededAgent } from '../help
 import { N8nFake } from '../fakes/n8n-fake.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
-import { insertRun, transition } from '../../src/runs/runs-repo.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
 import { permissiveLimiter, workflowAgent } from '../sync/sync-helpers.ts';
 import { waitingRun, runState } from '../runs/waitpoint-helpers.ts';
 import { credentialsToken, readSecret, seedConnection, zoneToken } from '../credentials/connections.ts';

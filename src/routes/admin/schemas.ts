@@ -17,7 +17,6 @@ export const strict = { additionalProperties: false } as const;
 
 /** Path ids are read as strings and parsed by the route: anything malformed is an unknown id (404). */
 export const IdParams = Type.Object({ id: Type.String() });
-export const AgentIdParams = Type.Object({ agentId: Type.String() });
 
 /** Query strings arrive as text (the app does not coerce types), so numbers are matched as digits. */
 export const DigitsParam = Type.String({ pattern: '^[0-9]{1,15}$' });

@@ -8,6 +8,7 @@ import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndDownload } from '../../sync/download-run.ts';
+import { overLimit } from '../../http/rate-limit.ts';
 
 const Body = Type.Object(
   {
@@ -31,7 +32,8 @@ export default async function triggerAndDownloadRoute(app: FastifyInstance): Pro
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
-      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, counted: req.rateCount }, callerGoneSignal(reply));
+      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard }, callerGoneSignal(reply));
+      if (outcome.kind === 'over_limit') throw overLimit(outcome);
       if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
       if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
       void outcome.track(reply.raw);

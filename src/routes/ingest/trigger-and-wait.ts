@@ -32,7 +32,7 @@ export default async function triggerAndWaitRoute(app: FastifyInstance): Promise
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
-      const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, counted: req.rateCount }, callerGoneSignal(reply));
+      const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard }, callerGoneSignal(reply));
       return sendSyncOutcome(reply, outcome);
     },
   );

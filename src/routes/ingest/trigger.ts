@@ -6,6 +6,8 @@ import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { triggerRun } from '../../runs/trigger-run.ts';
+import { isOverLimit } from '../../rate-limits/rate-guard.ts';
+import { overLimit } from '../../http/rate-limit.ts';
 
 const Body = Type.Object(
   {
@@ -28,7 +30,8 @@ export default async function triggerRoute(app: FastifyInstance): Promise<void> 
       },
     },
     async (req, reply) => {
-      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, counted: req.rateCount });
+      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, guard: req.rateGuard });
+      if (isOverLimit(result)) throw overLimit(result);
       if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
       return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
     },

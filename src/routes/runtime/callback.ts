@@ -10,6 +10,7 @@ import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/no-nul.ts';
 import { applyCallback, type CallbackError, type CallbackRequest } from '../../runs/callback.ts';
 import { outputsCount } from '../../runs/run-output.ts';
+import { overLimit } from '../../http/rate-limit.ts';
 
 // One flat object rather than a oneOf: ajv then names the offending field instead of "must match one schema".
 // The per-type rules (required fields, complete vs failed) are checked in toCallback.
@@ -92,8 +93,10 @@ export default async function callbackRoute(app: FastifyInstance): Promise<void>
     async (req, reply) => {
       const runId = parseId(req.params.runId);
       if (runId === null) throw errors.notFound('run');
-      const result = await applyCallback(app.ctx, req.agent!, runId, toCallback(req.body), req.rateCount);
+      const result = await applyCallback(app.ctx, req.agent!, runId, toCallback(req.body), req.rateGuard);
       switch (result.kind) {
+        case 'over_limit':
+          throw overLimit(result);
         case 'ok':
           return reply.code(200).send();
         case 'not_found':

@@ -12,6 +12,8 @@ import { startWebhookRun, webhookAndWait, type InboundWebhook } from '../../webh
 import { errorText } from '../../runs/run-view.ts';
 import { shapeWebhookResponse } from '../../webhooks/webhook-response.ts';
 import type { SyncOutcome } from '../../sync/sync-wait.ts';
+import { isOverLimit } from '../../rate-limits/rate-guard.ts';
+import { overLimit } from '../../http/rate-limit.ts';
 
 /** spec 4.6 / 8.4: 1 MiB accepted, one byte more is 413. */
 export const WEBHOOK_BODY_LIMIT = 1_048_576;
@@ -26,6 +28,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
     config: { webhookRateLimit: { bucket: 'webhook', limit: LIMITS.webhook, inWrite: true } },
     handler: async (req, reply) => {
       const result = await startWebhookRun(app.ctx, req.agent!, inbound(req));
+      if (isOverLimit(result)) throw overLimit(result);
       // Spec part 7: 500 on a failed invocation, so a retrying sender redelivers.
       if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
       return reply.code(202).send({ runId: Number(result.run.id), status: 'queued' as const });
@@ -51,7 +54,7 @@ function inbound(req: FastifyRequest): InboundWebhook {
     headers: req.raw.rawHeaders, // every header as sent, repeats included
     rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
     token: (req.params as { webhookToken: string }).webhookToken,
-    counted: req.rateCount,
+    guard: req.rateGuard,
   };
 }
 
@@ -76,5 +79,7 @@ function sendOutcome(reply: FastifyReply, outcome: SyncOutcome): FastifyReply {
       throw errors.runFailed(Number(outcome.run.id), `the run failed: ${outcome.reason}`);
     case 'caller_gone':
       return reply.code(202).send({ runId: outcome.runId, status: 'running' as const, timedOut: true as const });
+    case 'over_limit':
+      throw overLimit(outcome);
   }
 }

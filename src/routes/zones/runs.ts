@@ -10,6 +10,8 @@ import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView, type ZoneSyncRequest } from '../../zones/zone-runs.ts';
+import { isOverLimit } from '../../rate-limits/rate-guard.ts';
+import { overLimit } from '../../http/rate-limit.ts';
 
 const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
 const StartBody = Type.Object({ input: Input }, { additionalProperties: true });
@@ -30,7 +32,8 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
   );
 
   r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
-    const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input, counted: req.rateCount });
+    const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input, guard: req.rateGuard });
+    if (isOverLimit(result)) throw overLimit(result);
     if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
     return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
   });
@@ -42,6 +45,7 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
 
   r.post('/runs/download', { schema: { body: SyncBody }, config: runsLimit, preValidation: emptyBodyIsEmptyObject }, async (req, reply) => {
     const outcome = await startZoneDownload(app.ctx, syncRequest(req, req.body, reply));
+    if (outcome.kind === 'over_limit') throw overLimit(outcome);
     if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
     if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
     void outcome.track(reply.raw);
@@ -57,6 +61,6 @@ function syncRequest(req: FastifyRequest, body: Static<typeof SyncBody>, reply: 
     input: body.input,
     timeoutMs: body.timeoutMs,
     callerGone: callerGoneSignal(reply),
-    counted: req.rateCount,
+    guard: req.rateGuard,
   };
 }

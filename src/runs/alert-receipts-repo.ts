@@ -10,14 +10,3 @@ export async function recordAlertReceipt(q: Queryable, runtimeId: number, alertI
   );
   return rows.length > 0;
 }
-
-/** The run a runtime knows as `externalRunId`, among the runs of agents on that runtime. */
-export async function findRunIdByRuntimeExternalId(q: Queryable, runtimeId: number, externalRunId: string): Promise<number | null> {
-  const { rows } = await q.query<{ id: number }>(
-    `SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
-     WHERE a.runtime_id = $1 AND r.external_run_id = $2
-     ORDER BY r.id DESC LIMIT 1`,
-    [runtimeId, externalRunId],
-  );
-  return rows[0]?.id ?? null;
-}

@@ -1,0 +1,117 @@
+// A request's rate-limit count made by the request's own write (decisions.md "Rate limits"): the bucket upsert runs
+// as a CTE of the write's statement and the write applies only within the limit, so counting costs neither a round
+// trip nor a commit of its own, and a request over the limit writes nothing.
+//
+// Routes hand services one opaque RateGuard (or null); services hand it to the repository function that writes;
+// that function builds its statement and lets `writeGuarded` add the count. An over-limit request comes back as the
+// value `OverLimit`, which services return and routes answer with 429 — nothing is thrown from storage.
+import type { Queryable } from '../storage/db.ts';
+import type { DbRateLimiter, RateDecision, RateWindow } from './rate-limiter.ts';
+
+/** The one bucket upsert, as a statement of its own or as a CTE of a write; returns the request's count. */
+export const bucketUpsertSql = (key: string, windowStart: string): string =>
+  `INSERT INTO rate_limit_buckets (key, window_start, count) VALUES (${key}, ${windowStart}, 1)
+   ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_buckets.count + 1
+   RETURNING count`;
+
+/** The write did not apply: the request is over its limit (spec 8.1: 429 with Retry-After). */
+export interface OverLimit {
+  kind: 'over_limit';
+  retryAfterSeconds: number;
+}
+
+export function isOverLimit(value: unknown): value is OverLimit {
+  return (value as { kind?: unknown } | null)?.kind === 'over_limit';
+}
+
+/** The decision for one request once its count is known; reported through `onDecision` (the RateLimit-* headers). */
+export class RateGuard {
+  settled = false;
+
+  constructor(
+    private readonly limiter: Pick<DbRateLimiter, 'decide' | 'failedOpen'>,
+    readonly key: string,
+    readonly limit: number,
+    private readonly window: RateWindow,
+    private readonly onDecision: (d: RateDecision) => void,
+  ) {}
+
+  /** The CTE `rate_count` (one row, column `count`) and the condition a write adds to its WHERE. */
+  sql(p: (value: unknown) => string): { cte: string; withinLimit: string } {
+    return {
+      cte: `rate_count AS (${bucketUpsertSql(p(this.key), `${p(this.window.start)}::timestamptz`)})`,
+      withinLimit: `(SELECT count FROM rate_count) <= ${p(this.limit)}`,
+    };
+  }
+
+  settle(count: number): RateDecision {
+    this.settled = true;
+    const decision = this.limiter.decide(this.key, this.limit, this.window, count);
+    this.onDecision(decision);
+    return decision;
+  }
+
+  failedOpen(err: unknown): void {
+    this.settled = true;
+    this.onDecision(this.limiter.failedOpen(err, this.limit, this.window));
+  }
+}
+
+/** A write statement in parts, so that a guard can be added to it. */
+export interface GuardableWrite {
+  /** The write's own parameters; a guard appends its own after them. */
+  params: unknown[];
+  /**
+   * The statement's CTEs, given the guard's condition to AND into the WHERE of its write (null: no guard). The CTE
+   * named `from` returns the written row.
+   */
+  ctes(withinLimit: string | null): string;
+  from: string;
+  /** The final select list, e.g. `moved.*, … AS notified`. */
+  select: string;
+}
+
+/** The extra column a guarded statement returns next to the row, removed before the row is handed back. */
+const COUNT_COLUMN = 'rate_count';
+
+/**
+ * Runs the write, with the guard's count when there is one. Returns the written row, null when the write's own
+ * condition refused it, or OverLimit (nothing written). Spec 8.1 "fails open": if the server refuses the combined
+ * statement, the plain write runs and the count's failure is reported; only an error the server answered is retried
+ * that way (the refused statement changed nothing, so the retry cannot write twice; a lost connection might have).
+ */
+export async function writeGuarded<R>(q: Queryable, guard: RateGuard | null, write: GuardableWrite): Promise<R | null | OverLimit> {
+  const plain = async (): Promise<R | null> => firstRow<R>(q, `WITH ${write.ctes(null)} SELECT ${write.select} FROM ${write.from}`, write.params);
+  if (!guard) return plain();
+  const params = [...write.params];
+  const count = guard.sql((v) => `$${params.push(v)}`);
+  let row: (R & { [COUNT_COLUMN]?: number; id?: unknown }) | null;
+  try {
+    row = await firstRow(
+      q,
+      `WITH ${count.cte}, ${write.ctes(count.withinLimit)}
+       SELECT ${write.select}, rate_count.count AS ${COUNT_COLUMN} FROM rate_count LEFT JOIN ${write.from} ON true`,
+      params,
+    );
+  } catch (err) {
+    if (!isServerError(err)) throw err;
+    const result = await plain();
+    guard.failedOpen(err);
+    return result;
+  }
+  const decision = guard.settle(row![COUNT_COLUMN]!);
+  if (!decision.allowed) return { kind: 'over_limit', retryAfterSeconds: decision.resetSeconds };
+  if (row!.id === null) return null;
+  delete row![COUNT_COLUMN];
+  return row;
+}
+
+async function firstRow<R>(q: Queryable, sql: string, params: unknown[]): Promise<R | null> {
+  return (await q.query<R>(sql, params)).rows[0] ?? null;
+}
+
+/** A statement the server refused (it carries a SQLSTATE), as opposed to a lost or broken connection. */
+function isServerError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}

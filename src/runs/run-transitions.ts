@@ -1,0 +1,238 @@
+// Every write of `runs.status` (house style 9), as SQL. Each transition is one guarded UPDATE whose allowed "from"
+// statuses come from the state machine (run-states.ts); the same statement queues the outbound events of the new
+// status in the outbox and NOTIFYs waiters (`announced`), so a transition, its events and its wake-up are atomic.
+import type { Queryable } from '../storage/db.ts';
+import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from './run-states.ts';
+import { findRun, jsonParam, type RunRow, type WaitState } from './runs-repo.ts';
+
+export const RUN_EVENTS_CHANNEL = 'ars_run';
+
+/**
+ * What every status write announces about the row `t` it returns, at `now`: a CTE queuing one outbox row per
+ * webhook action subscribed to the new status (the message id makes a repeat a no-op; a new `waiting` token is a
+ * new message), and a select-list item that NOTIFYs — only for the statuses someone listens for: terminal ones
+ * (sync waits, held calls, streams) and `waiting` (outbox nudge). A NOTIFY takes a commit-time lock on PostgreSQL,
+ * so sending one on every intermediate output cut callback throughput severalfold (bench).
+ */
+function announced(t: string, now: string): { cte: string; notify: string } {
+  return {
+    cte: `queued_events AS (
+       INSERT INTO outbox (webhook_action_id, run_id, event, message_id, snapshot, next_attempt_at)
+       SELECT wa.id, ${t}.id, ${t}.status, 'msg_' || ${t}.id || '_' || ${t}.status || '_' || wa.id
+              || CASE WHEN ${t}.status = 'waiting' THEN '_' || md5(coalesce(${t}.wait_state->>'tokenId', '')) ELSE '' END,
+              to_jsonb(${t}), ${now}
+       FROM ${t} JOIN webhook_actions wa ON wa.agent_id = ${t}.agent_id AND wa.on_state = ${t}.status
+       ON CONFLICT (message_id) DO NOTHING
+     )`,
+    notify: `CASE WHEN ${t}.status IN ('completed', 'failed', 'cancelled', 'waiting') THEN pg_notify('${RUN_EVENTS_CHANNEL}', ${t}.id || ':' || ${t}.status) END AS notified`,
+  };
+}
+
+/** Fields a transition may write besides status. `undefined` leaves a column as it is. */
+export interface RunPatch {
+  outputData?: unknown;
+  outputs?: number | null; // null/undefined: keep (spec 4.8: the latest non-null value wins)
+  error?: unknown;
+  durationMs?: number | null; // terminal only; absent: wall clock from started_at (or created_at)
+  startedAt?: Date | null; // stamped once: coalesce keeps the first
+  completedAt?: Date | null; // terminal only; absent: now
+  externalRunId?: string | null; // kept if already set
+  waitState?: WaitState | null; // null clears
+  metadata?: unknown;
+  nextPollAt?: Date | null;
+}
+
+export type TransitionResult =
+  | { kind: 'applied'; run: RunRow }
+  | { kind: 'noop'; run: RunRow } // already there (spec part 1: later terminal writes are no-ops)
+  | { kind: 'backward'; run: RunRow } // spec part 3 rule 1: 409
+  | { kind: 'not_found' };
+
+/**
+ * Moves run `runId` to `to` on `event`, if and only if its current status allows it — in one statement.
+ * Terminal moves stamp completed_at and duration; every move stamps started_at once when the run is past queued.
+ * With a rate guard the statement also counts the request, and over the limit nothing is written (OverLimit).
+ */
+export function transition(
+  q: Queryable,
+  runId: number,
+  event: RunEvent,
+  to: RunStatus,
+  now: Date,
+  patch?: RunPatch,
+  opts?: { agentId?: number },
+): Promise<TransitionResult>;
+export function transition(
+  q: Queryable,
+  runId: number,
+  event: RunEvent,
+  to: RunStatus,
+  now: Date,
+  patch: RunPatch,
+  opts: { agentId?: number; guard: RateGuard | null },
+): Promise<TransitionResult | OverLimit>;
+export async function transition(
+  q: Queryable,
+  runId: number,
+  event: RunEvent,
+  to: RunStatus,
+  now: Date,
+  patch: RunPatch = {},
+  opts: { agentId?: number; guard?: RateGuard | null } = {},
+): Promise<TransitionResult | OverLimit> {
+  const moved = await writeGuarded<RunRow & { notified?: unknown }>(q, opts.guard ?? null, transitionStatement(runId, event, to, now, patch, opts.agentId));
+  if (moved && 'kind' in moved) return moved;
+  if (moved) {
+    delete moved.notified;
+    return { kind: 'applied', run: moved };
+  }
+  const current = await findRun(q, runId);
+  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
+  return { kind: classifyRefusal(event, current.status, to), run: current };
+}
+
+function transitionStatement(runId: number, event: RunEvent, to: RunStatus, now: Date, patch: RunPatch, agentId: number | undefined) {
+  const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
+  const params: unknown[] = [runId, allowedFrom(event, to), to, now];
+  const p = placeholderFor(params);
+  const sets = ['status = $3', 'updated_at = $4'];
+
+  if (to !== 'queued') sets.push(`started_at = coalesce(started_at, ${p(patch.startedAt ?? null)}::timestamptz, $4)`);
+  if (patch.outputData !== undefined) sets.push(`output_data = ${p(jsonParam(patch.outputData))}::jsonb`);
+  if (patch.outputs !== undefined && patch.outputs !== null) sets.push(`outputs = ${p(patch.outputs)}`);
+  if (patch.error !== undefined) sets.push(`error = ${p(jsonParam(patch.error))}::jsonb`);
+  if (patch.externalRunId) sets.push(`external_run_id = coalesce(external_run_id, ${p(patch.externalRunId)})`);
+  if (patch.metadata !== undefined) sets.push(`metadata = ${p(jsonParam(patch.metadata))}::jsonb`);
+  if (patch.waitState !== undefined) sets.push(`wait_state = ${p(jsonParam(patch.waitState))}::jsonb`);
+  if (terminal) {
+    const completedAt = p(patch.completedAt ?? null);
+    sets.push(`completed_at = coalesce(${completedAt}::timestamptz, $4)`);
+    // Wall clock from the first start (or creation, for a run that never started) unless supplied.
+    sets.push(
+      `duration_ms = coalesce(${p(patch.durationMs ?? null)}::bigint,
+         greatest(0, round(extract(epoch from (coalesce(${completedAt}::timestamptz, $4)
+           - coalesce(started_at, ${p(patch.startedAt ?? null)}::timestamptz, created_at))) * 1000))::bigint)`,
+    );
+    sets.push('next_poll_at = NULL');
+    if (patch.waitState === undefined) sets.push('wait_state = NULL');
+  } else if (patch.nextPollAt !== undefined) {
+    sets.push(`next_poll_at = ${p(patch.nextPollAt)}`);
+  }
+  const where = `id = $1 AND status = ANY($2::text[])${agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`}`;
+  const events = announced('moved', '$4');
+  return {
+    params,
+    ctes: (withinLimit: string | null) =>
+      `moved AS (UPDATE runs SET ${sets.join(', ')} WHERE ${where}${withinLimit ? ` AND ${withinLimit}` : ''} RETURNING *), ${events.cte}`,
+    from: 'moved',
+    select: `moved.*, ${events.notify}`,
+  };
+}
+
+/** What an intermediate output returns when applied: the run stays non-terminal, nobody needs its whole row. */
+export type IntermediateResult = { kind: 'applied'; run: Pick<RunRow, 'id' | 'status'> } | Exclude<TransitionResult, { kind: 'applied' | 'noop' }>;
+
+/**
+ * Intermediate output (spec 4.8 `output` without complete/failed): records output, lifts a queued run. It is the
+ * most frequent write of all (every progress report), so it returns only the run's id and status and announces
+ * nothing (no status anyone listens for).
+ */
+export async function recordIntermediateOutput(
+  q: Queryable,
+  runId: number,
+  now: Date,
+  patch: Pick<RunPatch, 'outputData' | 'outputs'>,
+  opts: { agentId?: number; guard: RateGuard | null },
+): Promise<IntermediateResult | OverLimit> {
+  const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, jsonParam(patch.outputData ?? null), patch.outputs ?? null];
+  const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${placeholderFor(params)(opts.agentId)}`;
+  const moved = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, {
+    params,
+    ctes: (withinLimit) => `moved AS (
+       UPDATE runs SET
+         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+         started_at = coalesce(started_at, $3),
+         output_data = coalesce($4::jsonb, output_data),
+         outputs = coalesce($5::bigint, outputs),
+         updated_at = $3
+       WHERE id = $1 AND status = ANY($2::text[])${agentGuard}${withinLimit ? ` AND ${withinLimit}` : ''}
+       RETURNING id, status)`,
+    from: 'moved',
+    select: 'moved.*',
+  });
+  if (moved && 'kind' in moved) return moved;
+  if (moved) return { kind: 'applied', run: moved };
+  const current = await findRun(q, runId);
+  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
+  return { kind: 'backward', run: current };
+}
+
+/** How many runs one timeout statement fails at most; the sweeper repeats until a batch comes back short. */
+export const TIMEOUT_BATCH = 500;
+
+/**
+ * Spec part 3 "queued → failed, 10 minutes since creation" as one set-based guarded UPDATE. The statuses come
+ * from the state machine (terminal moves allowed from `queued`). Rows locked by another instance are skipped, not
+ * waited for.
+ */
+export async function failQueuedTimedOut(q: Queryable, now: Date, queuedTimeoutMs: number, reason: string): Promise<RunRow[]> {
+  const from = allowedFrom('terminal', 'failed').filter((s) => s === 'queued');
+  return failSetBased(
+    q,
+    `SELECT id FROM runs WHERE status = ANY($2::text[]) AND created_at < $1::timestamptz - make_interval(secs => $4::double precision)
+     ORDER BY created_at LIMIT ${TIMEOUT_BATCH} FOR UPDATE SKIP LOCKED`,
+    [now, from, JSON.stringify(reason), queuedTimeoutMs / 1000],
+  );
+}
+
+/**
+ * Spec part 3 "running → failed, running timeout exceeded, measured from started_at" (rule 2: queued time never
+ * counts). Only `running`: a `waiting` run is failed by the poll after it resumes (rule 3), not here.
+ */
+export async function failRunningTimedOut(q: Queryable, now: Date, reason: string): Promise<RunRow[]> {
+  const from = allowedFrom('terminal', 'failed').filter((s) => s === 'running');
+  return failSetBased(
+    q,
+    `SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
+     WHERE r.status = ANY($2::text[]) AND r.started_at IS NOT NULL
+       AND r.started_at < $1::timestamptz - make_interval(secs => a.running_timeout_ms / 1000.0)
+     ORDER BY r.started_at LIMIT ${TIMEOUT_BATCH} FOR UPDATE OF r SKIP LOCKED`,
+    [now, from, JSON.stringify(reason)],
+  );
+}
+
+/**
+ * Fails the runs `pick` selects ($1 now, $2 allowed statuses, $3 error JSON): a terminal write stamping
+ * completed_at and the wall-clock duration, re-checking the status guard on the row it locks, announced as
+ * `transition` announces.
+ */
+async function failSetBased(q: Queryable, pick: string, params: unknown[]): Promise<RunRow[]> {
+  const events = announced('moved', '$1');
+  const { rows } = await q.query<RunRow & { notified?: unknown }>(
+    `WITH picked AS (${pick}),
+     moved AS (
+       UPDATE runs SET status = 'failed', updated_at = $1, error = $3::jsonb, completed_at = $1,
+         duration_ms = greatest(0, round(extract(epoch from ($1::timestamptz - coalesce(started_at, created_at))) * 1000))::bigint,
+         next_poll_at = NULL, wait_state = NULL
+       FROM picked WHERE runs.id = picked.id AND runs.status = ANY($2::text[])
+       RETURNING runs.*
+     ), ${events.cte}
+     SELECT moved.*, ${events.notify} FROM moved`,
+    params,
+  );
+  for (const row of rows) delete row.notified;
+  return rows;
+}
+
+/**
+ * `p(value)` appends a parameter and returns its placeholder. A bound function rather than an arrow: these are
+ * made on every write, and our TypeScript loader (tsx, keepNames) renames every named arrow when it is created.
+ */
+function placeholderFor(params: unknown[]): (value: unknown) => string {
+  return placeholder.bind(null, params);
+}
+
+function placeholder(params: unknown[], value: unknown): string {
+  return `$${params.push(value)}`;
+}
