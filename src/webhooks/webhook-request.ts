@@ -2,9 +2,7 @@
 // Caller-controlled names (query keys, header names, JSON keys) are only ever written into null-prototype
 // objects or with defineProperty, so "__proto__" and "constructor" stay ordinary keys and still serialize.
 import type { IncomingHttpHeaders } from 'node:http';
-import { stripNul } from './strip-nul.ts';
-
-export { stripNul } from './strip-nul.ts';
+import { nestsTooDeep, stripNul } from '../lib/storable-json.ts';
 
 export type WebhookHeaders = Record<string, string | string[]>;
 
@@ -33,8 +31,6 @@ export interface BuildWebhookInput {
 }
 
 export const REDACTED = '[REDACTED]';
-/** Deeper JSON than this cannot be serialized back (JSON.stringify overflows), so it is not carried as `body`. */
-export const MAX_BODY_DEPTH = 512;
 
 export function buildWebhookObject(input: BuildWebhookInput): WebhookObject {
   const text = decodeUtf8(input.rawBody);
@@ -51,7 +47,7 @@ export function buildWebhookObject(input: BuildWebhookInput): WebhookObject {
 
 /**
  * spec 4.6 redaction. `rawBodyEncoding` is kept: without the bytes it is harmless, and it explains a null
- * `body` (the payload was binary). NUL characters are replaced for jsonb (see strip-nul.ts).
+ * `body` (the payload was binary). NUL characters are replaced for jsonb (stripNul).
  */
 export function redactForStorage(webhook: WebhookObject): StoredWebhook {
   const headers: WebhookHeaders = Object.create(null);
@@ -152,19 +148,6 @@ function parseBody(text: string): unknown {
   } catch {
     return null;
   }
-  return exceedsDepth(value, MAX_BODY_DEPTH) ? null : value;
-}
-
-// Iterative, because the point is to survive input nested too deep for recursion.
-function exceedsDepth(root: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[root, 0]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(value)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
+  // Deeper JSON cannot be serialized back (JSON.stringify overflows), so it is not carried as `body`.
+  return nestsTooDeep(value) ? null : value;
 }

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
-import { call, expectInvalid, newAgent, type Method } from './admin-helpers.ts';
+import { call, expectInvalid, newAgent, newOrg, type Method } from './admin-helpers.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -89,8 +89,20 @@ describe('admin bodies', () => {
   it('admin-api.md: NUL characters in a string, a nested value or a key are 400 naming where', async () => {
     expectInvalid(await call(t, 'POST', '/orgs', { name: 'Ac\u0000me' }), 'body.name');
     const agent = await newAgent(t);
-    expectInvalid(await call(t, 'PATCH', `/agents/${agent.id}`, { default_input: { deep: ['ok', 'b\u0000d'] } }), 'body.default_input.deep[1]');
+    expectInvalid(await call(t, 'PATCH', `/agents/${agent.id}`, { default_input: { deep: ['ok', 'b\u0000d'] } }), 'body.default_input.deep.1');
     expectInvalid(await call(t, 'PATCH', `/agents/${agent.id}`, { default_input: { 'k\u0000': 1 } }), 'body.default_input');
+  });
+
+  it('admin-api.md: a lone UTF-16 surrogate in default_input (jsonb refuses it) is 400 naming where, and nothing is written', async () => {
+    const orgId = await newOrg(t);
+    const before = await countRows(t, 'agents');
+    const create = await call(t, 'POST', '/agents', { org_id: orgId, name: 'Agent', managed_by: 'standalone', default_input: { s: 'x\ud800' } });
+    expectInvalid(create, 'body.default_input.s');
+    expect(create.json().error).toMatch(/unpaired UTF-16 surrogate/);
+    expect(await countRows(t, 'agents')).toBe(before);
+    const agent = await newAgent(t, { default_input: { keep: 1 } });
+    expectInvalid(await call(t, 'PATCH', `/agents/${agent.id}`, { default_input: { list: ['\udc00'] } }), 'body.default_input.list.0');
+    expect((await call(t, 'GET', `/agents/${agent.id}`)).json().default_input).toEqual({ keep: 1 });
   });
 
   it('admin-api.md: __proto__, constructor and prototype keys are 400 naming them, at the top or nested', async () => {
@@ -110,10 +122,13 @@ describe('admin bodies', () => {
     expectInvalid(await call(t, 'POST', `/agents/${agent.id}/connections`, { integration_id: 'x', type: 'api_key', value: 'v'.repeat(20_000) }), 'body.value');
   });
 
-  it('admin-api.md: absurd nesting is 400, not a crash', async () => {
+  it('admin-api.md: absurd nesting (past MAX_JSON_DEPTH, 512) is 400, not a crash', async () => {
     const agent = await newAgent(t);
-    const deep = '{"default_input":' + '{"a":'.repeat(500) + '1' + '}'.repeat(500) + '}';
-    const res = await call(t, 'PATCH', `/agents/${agent.id}`, deep);
-    expectInvalid(res, 'body.default_input');
+    for (const depth of [600, 100_000]) {
+      const deep = '{"default_input":' + '{"a":'.repeat(depth) + '1' + '}'.repeat(depth) + '}';
+      const res = await call(t, 'PATCH', `/agents/${agent.id}`, deep);
+      expectInvalid(res, 'body.default_input');
+      expect(res.json().error).toContain('nests deeper than 512 levels');
+    }
   });
 });

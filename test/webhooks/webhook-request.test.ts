@@ -3,13 +3,12 @@ import net, { type AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  MAX_BODY_DEPTH,
   buildWebhookObject,
   isSecretHeader,
   redactForStorage,
-  stripNul,
   type BuildWebhookInput,
 } from '../../src/webhooks/webhook-request.ts';
+import { MAX_JSON_DEPTH } from '../../src/lib/storable-json.ts';
 
 const receivedAt = new Date('2025-03-01T12:00:00.123Z');
 
@@ -221,10 +220,10 @@ describe('webhook object (spec 4.6)', () => {
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
 
-    it('spec 8.4: nesting beyond MAX_BODY_DEPTH is not carried as body, without throwing', () => {
+    it('spec 8.4: nesting beyond MAX_JSON_DEPTH is not carried as body, without throwing', () => {
       const nested = (n: number) => '['.repeat(n) + ']'.repeat(n);
-      expect(body(nested(MAX_BODY_DEPTH)).body).not.toBeNull();
-      expect(body(nested(MAX_BODY_DEPTH + 1)).body).toBeNull();
+      expect(body(nested(MAX_JSON_DEPTH)).body).not.toBeNull();
+      expect(body(nested(MAX_JSON_DEPTH + 1)).body).toBeNull();
       const hostile = nested(500_000); // just under 1 MiB, far too deep for recursion
       const webhook = body(hostile);
       expect(webhook.body).toBeNull();
@@ -312,44 +311,6 @@ describe('stored input snapshot (spec 4.6 redaction)', () => {
     expect(withNul.query['a\u0000b']).toBe('c\u0000d');
     expect(withNul.body).toEqual({ 'k\u0000': ['v\u0000', { deep: 'x\u0000y' }], clean: 'ok' });
     expect(withNul.rawBody).toContain('\\u0000');
-  });
-});
-
-describe('stripNul', () => {
-  it('spec 2.2: returns the same value, without copying, when there is no NUL', () => {
-    const value = { a: [1, 'x', { b: null, c: true }], d: 'text' };
-    expect(stripNul(value)).toBe(value);
-    expect(stripNul('plain')).toBe('plain');
-    expect(stripNul(null)).toBeNull();
-    expect(stripNul(7)).toBe(7);
-  });
-
-  it('spec 2.2: copies only the changed paths and never mutates its input', () => {
-    const untouched = { big: [1, 2, 3] };
-    const value = { untouched, list: ['ok', 'n\u0000ul'], nested: { s: '\u0000\u0000' } };
-    const result = stripNul(value);
-    expect(result).not.toBe(value);
-    expect(result.untouched).toBe(untouched);
-    expect(result).toEqual({ untouched: { big: [1, 2, 3] }, list: ['ok', 'n\\u0000ul'], nested: { s: '\\u0000\\u0000' } });
-    expect(value.list[1]).toBe('n\u0000ul');
-    expect(Object.keys(result)).toEqual(['untouched', 'list', 'nested']);
-  });
-
-  it('spec 2.2: keys are cleaned too, and __proto__ keys stay own data properties', () => {
-    const value = JSON.parse('{"__proto__":{"x":"\\u0000"},"k\\u0000":1}') as Record<string, unknown>;
-    const result = stripNul(value);
-    expect(Object.keys(result)).toEqual(['__proto__', 'k\\u0000']);
-    expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
-    expect(JSON.stringify(result)).toBe('{"__proto__":{"x":"\\\\u0000"},"k\\\\u0000":1}');
-    const nullProto = Object.assign(Object.create(null) as Record<string, string>, { a: '\u0000' });
-    expect(Object.getPrototypeOf(stripNul(nullProto))).toBeNull();
-  });
-
-  it('spec 2.2: leaves non-plain objects alone', () => {
-    const date = new Date();
-    const buffer = Buffer.from([0]);
-    expect(stripNul({ date, buffer }).date).toBe(date);
-    expect(stripNul(buffer)).toBe(buffer);
   });
 });
 

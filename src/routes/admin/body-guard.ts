@@ -1,6 +1,7 @@
 // Admin bodies are checked before schema validation so every refusal names its field (admin-api.md):
 // - unknown top-level fields (the schema would only say "must NOT have additional properties");
-// - NUL characters anywhere (PostgreSQL text and jsonb cannot hold them: a 400 beats a 500);
+// - what PostgreSQL cannot store (NUL, lone surrogates, nesting past MAX_JSON_DEPTH: lib/storable-json.ts),
+//   anywhere (a 400 beats a 500);
 // - `__proto__`, `constructor` and `prototype` keys anywhere (deepMerge drops them later anyway, so they are
 //   refused up front rather than lost silently).
 // The admin context parses JSON itself, without secure-json-parse's blanket "forbidden prototype property"
@@ -8,9 +9,9 @@
 // as a plain own property and is refused here before any handler sees the body.
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.ts';
+import { findUnstorable } from '../../lib/storable-json.ts';
 
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-const MAX_DEPTH = 128;
 
 export function installAdminBodyHandling(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
@@ -27,7 +28,7 @@ export function installAdminBodyHandling(app: FastifyInstance): void {
     // No body on a write is an empty object, so a missing field is named ("body.name is required").
     if (req.body === undefined && (req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT')) req.body = {};
     if (req.body === undefined || req.body === null) return;
-    const problem = unknownField(req.body, req.routeOptions.schema?.body) ?? deepProblem(req.body);
+    const problem = unknownField(req.body, req.routeOptions.schema?.body) ?? unstorable(req.body) ?? reservedKey(req.body);
     if (problem) throw new ApiError('invalid_body', problem);
   });
 }
@@ -42,23 +43,23 @@ function unknownField(body: unknown, schema: unknown): string | null {
   return null;
 }
 
-/** Iterative, so a hostile nesting depth cannot overflow the stack. */
-function deepProblem(body: unknown): string | null {
-  const stack: Array<[unknown, string, number]> = [[body, 'body', 0]];
+function unstorable(body: unknown): string | null {
+  const found = findUnstorable(body);
+  return found && `${found.path} ${found.problem}`;
+}
+
+/** Iterative like findUnstorable, which has bounded the depth by the time this runs. */
+function reservedKey(body: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[body, 'body']];
   while (stack.length > 0) {
-    const [value, path, depth] = stack.pop()!;
-    if (typeof value === 'string') {
-      if (value.includes('\u0000')) return `${path} must not contain NUL characters`;
-    } else if (typeof value === 'object' && value !== null) {
-      if (depth >= MAX_DEPTH) return `${path} is nested more than ${MAX_DEPTH} levels deep`;
-      if (Array.isArray(value)) {
-        for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`, depth + 1]);
-      } else {
-        for (const key of Object.keys(value)) {
-          if (key.includes('\u0000')) return `${path} has a key containing a NUL character`;
-          if (RESERVED_KEYS.has(key)) return `${join(path, key)} is a reserved key`;
-          stack.push([(value as Record<string, unknown>)[key], join(path, key), depth + 1]);
-        }
+    const [value, path] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`]);
+    } else {
+      for (const key of Object.keys(value)) {
+        if (RESERVED_KEYS.has(key)) return `${join(path, key)} is a reserved key`;
+        stack.push([(value as Record<string, unknown>)[key], join(path, key)]);
       }
     }
   }

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/no-nul.ts';
+import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { ingestRun } from '../../runs/ingest-run.ts';
 
 // RFC 3339, the ISO 8601 profile with a mandatory offset: a time without one would be read in the server's zone.

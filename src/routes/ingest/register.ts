@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/no-nul.ts';
+import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { registerRun } from '../../runs/register-run.ts';
 
 const Body = Type.Object(

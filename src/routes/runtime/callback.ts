@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/no-nul.ts';
+import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { applyCallback, type CallbackError, type CallbackRequest } from '../../runs/callback.ts';
 import { outputsCount } from '../../runs/run-output.ts';
 import { overLimit } from '../../http/rate-limit.ts';
