@@ -12,8 +12,8 @@ type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents' | 'log'>;
 
 export const KEY_KINDS: readonly KeyKind[] = ['ingest', 'agent', 'webhook', 'zone'];
 
-/** Rotating `webhook` on an agent that has no token yet creates one. */
-export async function rotateAgentKey(ctx: Ctx, agentId: number, kind: KeyKind): Promise<{ kind: KeyKind; value: string }> {
+/** Rotating `webhook` on an agent that has no token yet creates one. Null: no such agent (nothing written). */
+export async function rotateAgentKey(ctx: Ctx, agentId: number, kind: KeyKind): Promise<{ kind: KeyKind; value: string } | null> {
   const { value, columns } = rotatedSecret(ctx.secrets, kind);
   const now = ctx.clock.now();
   const found = await ctx.db.transaction(async (tx) => {
@@ -21,7 +21,7 @@ export async function rotateAgentKey(ctx: Ctx, agentId: number, kind: KeyKind): 
     if (updated) await appendAudit(tx, { action: 'agent.key_rotated', agentId, details: { kind } }, now);
     return updated !== null;
   });
-  if (!found) throw errors.notFound('agent');
+  if (!found) return null;
   await ctx.agents.changed(agentId);
   ctx.log.info({ agentId, kind }, 'agent key rotated');
   return { kind, value };

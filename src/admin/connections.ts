@@ -175,8 +175,9 @@ export async function updateConnectionSettings(ctx: Ctx, id: string, body: Updat
   }
 }
 
-export async function removeConnection(ctx: Ctx, id: string): Promise<void> {
-  if (!isUuid(id)) throw errors.notFound('connection');
+/** False when there is no such connection. */
+export async function removeConnection(ctx: Ctx, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {
     const row = await deleteConnection(tx, id);
@@ -186,8 +187,9 @@ export async function removeConnection(ctx: Ctx, id: string): Promise<void> {
     }
     return row;
   });
-  if (!removed) throw errors.notFound('connection');
+  if (!removed) return false;
   await ctx.agents.changed(Number(removed.agent_id));
+  return true;
 }
 
 /** Fields of another type are refused by name; on create the type's required fields must be present. */

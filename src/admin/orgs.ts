@@ -42,8 +42,8 @@ export async function getOrg(ctx: Ctx, orgId: string): Promise<OrgView> {
   return orgView(org);
 }
 
-/** 409 when the user already belongs to the organization (remove and add again to change the role). */
-export async function addMember(ctx: Ctx, orgId: string, body: { user_id: string; role?: MemberRole }): Promise<MembershipView> {
+/** Null when the user already belongs to the organization (409: remove and add again to change the role). */
+export async function addMember(ctx: Ctx, orgId: string, body: { user_id: string; role?: MemberRole }): Promise<MembershipView | null> {
   if (!isUuid(orgId) || !(await findOrg(ctx.db, orgId))) throw errors.notFound('organization');
   if (!(await findUser(ctx.db, body.user_id.toLowerCase()))) throw errors.notFound('user');
   const now = ctx.clock.now();
@@ -53,17 +53,18 @@ export async function addMember(ctx: Ctx, orgId: string, body: { user_id: string
     if (m) await appendAudit(tx, { action: 'org.member_added', details: { org_id: orgId, user_id: m.user_id, role } }, now);
     return m;
   });
-  if (!row) throw errors.conflict('the user is already a member of this organization');
+  if (!row) return null;
   return { org_id: row.org_id, user_id: row.user_id, role: row.role };
 }
 
-export async function removeMember(ctx: Ctx, orgId: string, userId: string): Promise<void> {
-  if (!isUuid(orgId) || !isUuid(userId)) throw errors.notFound('membership');
+/** False when there was no such membership. */
+export async function removeMember(ctx: Ctx, orgId: string, userId: string): Promise<boolean> {
+  if (!isUuid(orgId) || !isUuid(userId)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {
     const gone = await deleteMembership(tx, orgId, userId.toLowerCase());
     if (gone) await appendAudit(tx, { action: 'org.member_removed', details: { org_id: orgId, user_id: userId.toLowerCase() } }, now);
     return gone;
   });
-  if (!removed) throw errors.notFound('membership');
+  return removed;
 }

@@ -79,7 +79,8 @@ export async function getRuntime(ctx: Ctx, id: number): Promise<RuntimeView> {
   return runtimeView(row);
 }
 
-export async function updateRuntimeSettings(ctx: Ctx, id: number, body: UpdateRuntimeBody): Promise<RuntimeView> {
+/** Null when there is no such runtime. */
+export async function updateRuntimeSettings(ctx: Ctx, id: number, body: UpdateRuntimeBody): Promise<RuntimeView | null> {
   if (body.kind !== undefined) throw errors.invalid('body.kind', 'cannot be changed');
   if (body.org_id !== undefined) throw errors.invalid('body.org_id', 'cannot be changed');
   if (body.base_url !== undefined) checkHttpUrl('base_url', body.base_url);
@@ -93,7 +94,7 @@ export async function updateRuntimeSettings(ctx: Ctx, id: number, body: UpdateRu
     if (rt) await appendAudit(tx, { action: 'runtime.updated', details: { runtime_id: id, fields: fieldsSet(body) } }, now);
     return rt;
   });
-  if (!row) throw errors.notFound('runtime');
+  if (!row) return null;
   await ctx.agents.runtimeChanged(id); // adapters use a cached, decrypted copy on every instance
   return runtimeView(row);
 }

@@ -24,8 +24,8 @@ export function userView(row: UserRow): UserView {
   return { id: row.id, email: row.email, name: row.name ?? null, platform_admin: row.platform_admin };
 }
 
-/** 409 when the email is taken, compared case-insensitively. The email is kept as written. */
-export async function createUser(ctx: Ctx, body: { email: string; name?: string | null; platform_admin?: boolean }): Promise<UserView> {
+/** Null when the email is taken (409), compared case-insensitively. The email is kept as written. */
+export async function createUser(ctx: Ctx, body: { email: string; name?: string | null; platform_admin?: boolean }): Promise<UserView | null> {
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const user = await insertUserOnce(tx, {
@@ -38,8 +38,7 @@ export async function createUser(ctx: Ctx, body: { email: string; name?: string 
     if (user) await appendAudit(tx, { action: 'user.created', details: { user_id: user.id, platform_admin: user.platform_admin } }, now);
     return user;
   });
-  if (!row) throw errors.conflict('a user with this email already exists');
-  return userView(row);
+  return row ? userView(row) : null;
 }
 
 export async function getUser(ctx: Ctx, userId: string): Promise<UserView> {
@@ -61,13 +60,14 @@ export async function createUserToken(ctx: Ctx, userId: string, body: { name?: s
   return { id: row.id, token };
 }
 
-export async function revokeUserToken(ctx: Ctx, userId: string, tokenId: string): Promise<void> {
-  if (!isUuid(userId) || !isUuid(tokenId)) throw errors.notFound('token');
+/** False when the user has no such token. */
+export async function revokeUserToken(ctx: Ctx, userId: string, tokenId: string): Promise<boolean> {
+  if (!isUuid(userId) || !isUuid(tokenId)) return false;
   const now = ctx.clock.now();
   const revoked = await ctx.db.transaction(async (tx) => {
     const gone = await deleteUserToken(tx, userId.toLowerCase(), tokenId.toLowerCase());
     if (gone) await appendAudit(tx, { action: 'user.token_revoked', details: { user_id: userId.toLowerCase(), token_id: tokenId.toLowerCase() } }, now);
     return gone;
   });
-  if (!revoked) throw errors.notFound('token');
+  return revoked;
 }

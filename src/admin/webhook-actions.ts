@@ -69,8 +69,9 @@ export async function listWebhookActions(ctx: Ctx, agentId: number): Promise<{ d
   return { data: (await listAgentWebhookActions(ctx.db, agentId)).map(webhookActionView) };
 }
 
-export async function removeWebhookAction(ctx: Ctx, id: string): Promise<void> {
-  if (!isUuid(id)) throw errors.notFound('webhook action');
+/** False when there is no such webhook action. */
+export async function removeWebhookAction(ctx: Ctx, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {
     const row = await deleteWebhookAction(tx, id);
@@ -80,5 +81,5 @@ export async function removeWebhookAction(ctx: Ctx, id: string): Promise<void> {
     }
     return row;
   });
-  if (!removed) throw errors.notFound('webhook action');
+  return removed !== null;
 }

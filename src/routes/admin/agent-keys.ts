@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { KEY_KINDS, revealWebhookToken, rotateAgentKey } from '../../admin/agent-keys.ts';
 import { numericId } from './params.ts';
 import { IdParams } from './schemas.ts';
+import { errors } from '../../errors.ts';
 
 const RotateParams = Type.Object({ id: Type.String(), kind: Type.Enum(KEY_KINDS as ['ingest', 'agent', 'webhook', 'zone']) });
 
@@ -12,7 +13,9 @@ export default async function agentKeyRoutes(base: FastifyInstance): Promise<voi
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/agents/:id/keys/:kind/rotate', { schema: { params: RotateParams } }, async (req) => {
-    return rotateAgentKey(app.ctx, numericId(req.params.id, 'agent'), req.params.kind);
+    const rotated = await rotateAgentKey(app.ctx, numericId(req.params.id, 'agent'), req.params.kind);
+    if (!rotated) throw errors.notFound('agent');
+    return rotated;
   });
 
   app.get('/agents/:id/webhook-token', { schema: { params: IdParams } }, async (req, reply) => {

@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import { createConnection, getConnection, listConnections, removeConnection, updateConnectionSettings } from '../../admin/connections.ts';
 import { numericId } from './params.ts';
 import { IdParams, JsonObject, Nullable, SECRET_MAX, TEXT_MAX, Text, URL_MAX, strict } from './schemas.ts';
+import { errors } from '../../errors.ts';
 
 const typeFields = {
   value: Type.Optional(Text(SECRET_MAX)),
@@ -60,7 +61,7 @@ export default async function connectionRoutes(base: FastifyInstance): Promise<v
   });
 
   app.delete('/connections/:id', { schema: { params: IdParams } }, async (req, reply) => {
-    await removeConnection(app.ctx, req.params.id);
+    if (!(await removeConnection(app.ctx, req.params.id))) throw errors.notFound('connection');
     return reply.code(204).send();
   });
 }

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { createRuntime, getRuntime, updateRuntimeSettings } from '../../admin/runtimes.ts';
 import { numericId } from './params.ts';
 import { IdParams, NAME_MAX, Nullable, SECRET_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
+import { errors } from '../../errors.ts';
 
 const Kind = Type.Enum(['workflow', 'task']);
 
@@ -43,6 +44,8 @@ export default async function runtimeAdminRoutes(base: FastifyInstance): Promise
   app.get('/runtimes/:id', { schema: { params: IdParams } }, async (req) => getRuntime(app.ctx, numericId(req.params.id, 'runtime')));
 
   app.patch('/runtimes/:id', { schema: { params: IdParams, body: UpdateRuntimeBody } }, async (req) => {
-    return updateRuntimeSettings(app.ctx, numericId(req.params.id, 'runtime'), req.body);
+    const runtime = await updateRuntimeSettings(app.ctx, numericId(req.params.id, 'runtime'), req.body);
+    if (!runtime) throw errors.notFound('runtime');
+    return runtime;
   });
 }

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createUser, createUserToken, getUser, revokeUserToken } from '../../admin/users.ts';
 import { IdParams, NAME_MAX, Nullable, Text, strict } from './schemas.ts';
+import { errors } from '../../errors.ts';
 
 const CreateUserBody = Type.Object(
   {
@@ -20,7 +21,9 @@ export default async function userRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/users', { schema: { body: CreateUserBody } }, async (req, reply) => {
-    return reply.code(201).send(await createUser(app.ctx, req.body));
+    const user = await createUser(app.ctx, req.body);
+    if (!user) throw errors.conflict('a user with this email already exists');
+    return reply.code(201).send(user);
   });
 
   app.get('/users/:id', { schema: { params: IdParams } }, async (req) => getUser(app.ctx, req.params.id));
@@ -30,7 +33,7 @@ export default async function userRoutes(base: FastifyInstance): Promise<void> {
   });
 
   app.delete('/users/:id/tokens/:tokenId', { schema: { params: TokenParams } }, async (req, reply) => {
-    await revokeUserToken(app.ctx, req.params.id, req.params.tokenId);
+    if (!(await revokeUserToken(app.ctx, req.params.id, req.params.tokenId))) throw errors.notFound('token');
     return reply.code(204).send();
   });
 }

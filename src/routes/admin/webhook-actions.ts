@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { createWebhookAction, listWebhookActions, removeWebhookAction } from '../../admin/webhook-actions.ts';
 import { numericId } from './params.ts';
 import { IdParams, Text, URL_MAX, strict } from './schemas.ts';
+import { errors } from '../../errors.ts';
 
 const CreateWebhookActionBody = Type.Object(
   { on_state: Type.Enum(['completed', 'failed', 'cancelled', 'waiting']), url: Text(URL_MAX) },
@@ -23,7 +24,7 @@ export default async function webhookActionRoutes(base: FastifyInstance): Promis
   });
 
   app.delete('/webhook-actions/:id', { schema: { params: IdParams } }, async (req, reply) => {
-    await removeWebhookAction(app.ctx, req.params.id);
+    if (!(await removeWebhookAction(app.ctx, req.params.id))) throw errors.notFound('webhook action');
     return reply.code(204).send();
   });
 }
