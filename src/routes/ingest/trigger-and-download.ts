@@ -1,6 +1,6 @@
 // POST /api/agents/{agentId}/runs/trigger-and-download (spec 4.3). The ingest-key hook of this context has
 // authenticated the caller (req.agent) and counted the per-agent rate limit (spec 8.1: 5/min).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
@@ -10,6 +10,7 @@ import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndDownload } from '../../sync/download-run.ts';
 import { overLimit } from '../../http/rate-limit.ts';
+import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 
 const Body = Type.Object(
   {
@@ -27,9 +28,7 @@ export default async function triggerAndDownloadRoute(app: FastifyInstance): Pro
     {
       schema: { body: Body }, // part 7: an invalid body is 400 here (the default validation code)
       config: { rateLimit: { bucket: 'trigger-and-download', limit: LIMITS.triggerAndDownload, inWrite: true } },
-      preValidation: [async (req: FastifyRequest) => {
-        if (req.body === undefined || req.body === null) req.body = {};
-      }, rejectUnstorableBody],
+      preValidation: [emptyBodyAsObject, rejectUnstorableBody],
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;

@@ -1,6 +1,6 @@
 // POST /api/agents/{agentId}/runs/trigger-and-wait (spec 4.2). The ingest-key hook of this context has
 // authenticated the caller (req.agent) and counted the per-agent rate limit (spec 8.1: 5/min).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { sendSyncOutcome } from '../../http/sync-outcome.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -9,6 +9,7 @@ import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndWait } from '../../sync/trigger-and-wait.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
+import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 
 const Body = Type.Object(
   {
@@ -27,9 +28,7 @@ export default async function triggerAndWaitRoute(app: FastifyInstance): Promise
       schema: { body: Body },
       // Part 7 lists 422 (not 400) among this endpoint's errors: validation failures answer 422.
       config: { rateLimit: { bucket: 'trigger-and-wait', limit: LIMITS.triggerAndWait, inWrite: true }, validationCode: 'validation_failed' },
-      preValidation: [async (req: FastifyRequest) => {
-        if (req.body === undefined || req.body === null) req.body = {};
-      }, rejectUnstorableBody],
+      preValidation: [emptyBodyAsObject, rejectUnstorableBody],
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;

@@ -1,6 +1,6 @@
 // POST /api/agents/{agentId}/runs/trigger (spec 4.1): starts a run and answers at once. The ingest-key hook of
 // this context has authenticated the caller (req.agent) and counted the per-agent rate limit (spec 8.1).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
@@ -9,6 +9,7 @@ import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { triggerRun } from '../../runs/trigger-run.ts';
 import { isOverLimit } from '../../rate-limits/rate-guard.ts';
 import { overLimit } from '../../http/rate-limit.ts';
+import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 
 const Body = Type.Object(
   {
@@ -26,9 +27,7 @@ export default async function triggerRoute(app: FastifyInstance): Promise<void> 
       schema: { body: Body },
       config: { rateLimit: { bucket: 'trigger', limit: LIMITS.trigger, inWrite: true } },
       // Both fields are optional, so a request without a body is a trigger with the default input.
-      preValidation: [async (req: FastifyRequest) => {
-        if (req.body === undefined || req.body === null) req.body = {};
-      }, rejectUnstorableBody],
+      preValidation: [emptyBodyAsObject, rejectUnstorableBody],
     },
     async (req, reply) => {
       const result = await triggerRun(app.ctx, req.agent!, { ...req.body, guard: req.rateGuard });

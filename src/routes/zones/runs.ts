@@ -13,6 +13,7 @@ import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView, type ZoneSyncRequest } from '../../zones/zone-runs.ts';
 import { isOverLimit } from '../../rate-limits/rate-guard.ts';
 import { overLimit } from '../../http/rate-limit.ts';
+import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 
 const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
 const StartBody = Type.Object({ input: Input }, { additionalProperties: true });
@@ -20,10 +21,6 @@ const SyncBody = Type.Object({ input: Input, timeoutMs: Type.Optional(TimeoutMsS
 
 const runsLimit = { zoneRateLimit: { bucket: 'zone-runs', limit: LIMITS.zoneRuns, per: 'user' as const, inWrite: true } };
 
-// Every field is optional: no body means the agent's default input.
-const emptyBodyIsEmptyObject = async (req: FastifyRequest): Promise<void> => {
-  if (req.body === undefined || req.body === null) req.body = {};
-};
 
 export default async function zoneRunRoutes(app: FastifyInstance): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -32,19 +29,19 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
     zoneRunView(app.ctx, req.agent!, parseId(req.params.runId)),
   );
 
-  r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: [emptyBodyIsEmptyObject, rejectUnstorableBody] }, async (req, reply) => {
+  r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: [emptyBodyAsObject, rejectUnstorableBody] }, async (req, reply) => {
     const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input, guard: req.rateGuard });
     if (isOverLimit(result)) throw overLimit(result);
     if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
     return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
   });
 
-  r.post('/runs/wait', { schema: { body: SyncBody }, config: runsLimit, preValidation: [emptyBodyIsEmptyObject, rejectUnstorableBody] }, async (req, reply) => {
+  r.post('/runs/wait', { schema: { body: SyncBody }, config: runsLimit, preValidation: [emptyBodyAsObject, rejectUnstorableBody] }, async (req, reply) => {
     const outcome = await startZoneRunAndWait(app.ctx, syncRequest(req, req.body, reply));
     return sendSyncOutcome(reply, outcome);
   });
 
-  r.post('/runs/download', { schema: { body: SyncBody }, config: runsLimit, preValidation: [emptyBodyIsEmptyObject, rejectUnstorableBody] }, async (req, reply) => {
+  r.post('/runs/download', { schema: { body: SyncBody }, config: runsLimit, preValidation: [emptyBodyAsObject, rejectUnstorableBody] }, async (req, reply) => {
     const outcome = await startZoneDownload(app.ctx, syncRequest(req, req.body, reply));
     if (outcome.kind === 'over_limit') throw overLimit(outcome);
     if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });

@@ -1,12 +1,13 @@
 // POST /api/zones/agents/{agentId}/runs/{runId}/waitpoint (spec 4.9's zone sibling, zones.md): the same
 // completion as the agent-key endpoint, audited with the token's user. 20/min per user and agent (spec 8.1).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { completeWaitpoint } from '../../runs/waitpoint.ts';
+import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 
 const Body = Type.Object(
   { payload: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])) },
@@ -20,9 +21,7 @@ export default async function zoneWaitpointRoute(app: FastifyInstance): Promise<
       schema: { params: Type.Object({ agentId: Type.String(), runId: Type.String() }), body: Body },
       config: { zoneRateLimit: { bucket: 'zone-waitpoint', limit: LIMITS.zoneWaitpoint, per: 'user_agent' } },
       // As spec 4.9: an empty body is valid and completes the waitpoint with no payload.
-      preValidation: async (req: FastifyRequest) => {
-        if (req.body === undefined || req.body === null) req.body = {};
-      },
+      preValidation: emptyBodyAsObject,
     },
     async (req) => {
       const runId = parseId(req.params.runId);
