@@ -50,29 +50,24 @@ export async function claimDueDeliveries(q: Queryable, now: Date, leaseUntil: Da
 // The settling writes are guarded on the lease they were claimed under: a worker whose lease lapsed (and whose row
 // another instance took over) must not overwrite the newer outcome.
 
-export async function markDelivered(q: Queryable, id: number, lease: Date, now: Date): Promise<boolean> {
-  const { rowCount } = await q.query(
-    `UPDATE outbox SET delivered_at = $3, attempts = attempts + 1, last_error = NULL, locked_until = NULL
-     WHERE id = $1 AND locked_until = $2 AND delivered_at IS NULL`,
-    [id, lease, now],
-  );
-  return rowCount > 0;
+export function markDelivered(q: Queryable, id: number, lease: Date, now: Date): Promise<boolean> {
+  return settle(q, id, lease, 'delivered_at = $3, last_error = NULL', [now]);
 }
 
-export async function scheduleRetry(q: Queryable, id: number, lease: Date, nextAttemptAt: Date, error: string): Promise<boolean> {
-  const { rowCount } = await q.query(
-    `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $3, last_error = $4, locked_until = NULL
-     WHERE id = $1 AND locked_until = $2 AND delivered_at IS NULL`,
-    [id, lease, nextAttemptAt, error],
-  );
-  return rowCount > 0;
+export function scheduleRetry(q: Queryable, id: number, lease: Date, nextAttemptAt: Date, error: string): Promise<boolean> {
+  return settle(q, id, lease, 'next_attempt_at = $3, last_error = $4', [nextAttemptAt, error]);
 }
 
-export async function markGivenUp(q: Queryable, id: number, lease: Date, now: Date, error: string): Promise<boolean> {
+export function markGivenUp(q: Queryable, id: number, lease: Date, now: Date, error: string): Promise<boolean> {
+  return settle(q, id, lease, 'failed_at = $3, last_error = $4', [now, error]);
+}
+
+/** One attempt's outcome ($3, $4 … in `sets`), written only while the row is still under our lease. */
+async function settle(q: Queryable, id: number, lease: Date, sets: string, values: unknown[]): Promise<boolean> {
   const { rowCount } = await q.query(
-    `UPDATE outbox SET attempts = attempts + 1, failed_at = $3, last_error = $4, locked_until = NULL
+    `UPDATE outbox SET attempts = attempts + 1, ${sets}, locked_until = NULL
      WHERE id = $1 AND locked_until = $2 AND delivered_at IS NULL`,
-    [id, lease, now, error],
+    [id, lease, ...values],
   );
   return rowCount > 0;
 }

@@ -4,7 +4,7 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { findRun, type RunRow } from './runs-repo.ts';
-import { recordIntermediateOutput, transition, type TransitionResult } from './run-transitions.ts';
+import { countedTransition, recordIntermediateOutput, type TransitionResult } from './run-transitions.ts';
 import type { OverLimit, RateGuard } from '../rate-limits/rate-guard.ts';
 import type { RunStatus } from './run-states.ts';
 
@@ -42,19 +42,18 @@ export async function applyCallback(
   guard: RateGuard | null = null,
 ): Promise<CallbackResult | OverLimit> {
   const now = ctx.clock.now();
-  const mine = { agentId: agent.id, guard };
-  let to: RunStatus;
+    let to: RunStatus;
   let result: TransitionResult | OverLimit;
   switch (cb.type) {
     case 'started':
       to = 'running';
-      result = await transition(ctx.db, runId, 'started', to, now, {}, mine);
+      result = await countedTransition(ctx.db, guard, { runId, event: 'started', to, now, patch: {}, agentId: agent.id });
       break;
     case 'output': {
       const patch = { outputData: cb.output, outputs: cb.outputs };
       if (cb.outcome === 'intermediate') {
         to = 'running';
-        const recorded = await recordIntermediateOutput(ctx.db, runId, now, patch, mine);
+        const recorded = await recordIntermediateOutput(ctx.db, runId, now, patch, { agentId: agent.id, guard });
         if (recorded.kind === 'applied') {
           ctx.runWatch.publish(recorded.run.id, recorded.run.status);
           return { kind: 'ok' };
@@ -64,7 +63,9 @@ export async function applyCallback(
         to = cb.outcome;
         // A wait here on this run can start reading the task's return value while this write commits (spec 4.2).
         if (to === 'completed') ctx.runWatch.announceCompletion(runId);
-        result = await transition(ctx.db, runId, 'terminal', to, now, cb.outcome === 'failed' ? { ...patch, error: cb.error } : patch, mine);
+        result = await countedTransition(ctx.db, guard, {
+          runId, event: 'terminal', to, now, patch: cb.outcome === 'failed' ? { ...patch, error: cb.error } : patch, agentId: agent.id,
+        });
       }
       break;
     }
@@ -75,7 +76,7 @@ export async function applyCallback(
       if (!(await supportsWaitpoints(ctx, agent))) return { kind: 'waitpoints_unsupported', run };
       to = 'waiting';
       const waitState = { tokenId: cb.tokenId, description: cb.description, url: cb.url, output: cb.output };
-      result = await transition(ctx.db, runId, 'waiting', to, now, { waitState }, mine);
+      result = await countedTransition(ctx.db, guard, { runId, event: 'waiting', to, now, patch: { waitState }, agentId: agent.id });
       break;
     }
   }

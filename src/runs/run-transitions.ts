@@ -52,7 +52,7 @@ export type TransitionResult =
 /**
  * Moves run `runId` to `to` on `event`, if and only if its current status allows it — in one statement.
  * Terminal moves stamp completed_at and duration; every move stamps started_at once when the run is past queued.
- * With a rate guard the statement also counts the request, and over the limit nothing is written (OverLimit).
+ * With `agentId`, a run of another agent is not found.
  */
 export function transition(
   q: Queryable,
@@ -60,36 +60,28 @@ export function transition(
   event: RunEvent,
   to: RunStatus,
   now: Date,
-  patch?: RunPatch,
-  opts?: { agentId?: number },
-): Promise<TransitionResult>;
-export function transition(
-  q: Queryable,
-  runId: number,
-  event: RunEvent,
-  to: RunStatus,
-  now: Date,
-  patch: RunPatch,
-  opts: { agentId?: number; guard: RateGuard | null },
-): Promise<TransitionResult | OverLimit>;
-export async function transition(
-  q: Queryable,
-  runId: number,
-  event: RunEvent,
-  to: RunStatus,
-  now: Date,
   patch: RunPatch = {},
-  opts: { agentId?: number; guard?: RateGuard | null } = {},
+  opts: { agentId?: number } = {},
+): Promise<TransitionResult> {
+  // Without a guard nothing can be over a limit.
+  return countedTransition(q, null, { runId, event, to, now, patch, agentId: opts.agentId }) as Promise<TransitionResult>;
+}
+
+/** `transition` that also counts the request against its rate limit (rate-guard.ts); over it, nothing is written. */
+export async function countedTransition(
+  q: Queryable,
+  guard: RateGuard | null,
+  t: { runId: number; event: RunEvent; to: RunStatus; now: Date; patch: RunPatch; agentId?: number },
 ): Promise<TransitionResult | OverLimit> {
-  const moved = await writeGuarded<RunRow & { notified?: unknown }>(q, opts.guard ?? null, transitionStatement(runId, event, to, now, patch, opts.agentId));
+  const moved = await writeGuarded<RunRow & { notified?: unknown }>(q, guard, transitionStatement(t.runId, t.event, t.to, t.now, t.patch, t.agentId));
   if (moved && 'kind' in moved) return moved;
   if (moved) {
     delete moved.notified;
     return { kind: 'applied', run: moved };
   }
-  const current = await findRun(q, runId);
-  if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };
-  return { kind: classifyRefusal(event, current.status, to), run: current };
+  const current = await findRun(q, t.runId);
+  if (!current || (t.agentId !== undefined && current.agent_id !== t.agentId)) return { kind: 'not_found' };
+  return { kind: classifyRefusal(t.event, current.status, t.to), run: current };
 }
 
 function transitionStatement(runId: number, event: RunEvent, to: RunStatus, now: Date, patch: RunPatch, agentId: number | undefined) {

@@ -22,42 +22,25 @@ const settable = {
   zone_app_url: Nullable(Text(URL_MAX)),
 };
 
-const CreateAgentBody = Type.Object(
-  {
-    org_id: Uuid,
-    name: settable.name,
-    managed_by: settable.managed_by,
-    status: Type.Optional(settable.status),
-    runtime_id: Type.Optional(settable.runtime_id),
-    target: Type.Optional(settable.target),
-    allow_external_triggers: Type.Optional(settable.allow_external_triggers),
-    allow_webhook_triggers: Type.Optional(settable.allow_webhook_triggers),
-    output_kind: Type.Optional(settable.output_kind),
-    running_timeout_ms: Type.Optional(settable.running_timeout_ms),
-    poll_interval_s: Type.Optional(settable.poll_interval_s),
-    default_input: Type.Optional(settable.default_input),
-    zone_app_url: Type.Optional(settable.zone_app_url),
-  },
-  strict,
-);
+// Everything an agent has besides its identity; optional on create (defaults apply) and on update.
+const optionalSettings = {
+  status: Type.Optional(settable.status),
+  runtime_id: Type.Optional(settable.runtime_id),
+  target: Type.Optional(settable.target),
+  allow_external_triggers: Type.Optional(settable.allow_external_triggers),
+  allow_webhook_triggers: Type.Optional(settable.allow_webhook_triggers),
+  output_kind: Type.Optional(settable.output_kind),
+  running_timeout_ms: Type.Optional(settable.running_timeout_ms),
+  poll_interval_s: Type.Optional(settable.poll_interval_s),
+  default_input: Type.Optional(settable.default_input),
+  zone_app_url: Type.Optional(settable.zone_app_url),
+};
+
+const CreateAgentBody = Type.Object({ org_id: Uuid, name: settable.name, managed_by: settable.managed_by, ...optionalSettings }, strict);
 
 // org_id is listed so the service can answer "cannot be changed" rather than "unknown field".
 const UpdateAgentBody = Type.Object(
-  {
-    org_id: Type.Optional(Type.Unknown()),
-    name: Type.Optional(settable.name),
-    managed_by: Type.Optional(settable.managed_by),
-    status: Type.Optional(settable.status),
-    runtime_id: Type.Optional(settable.runtime_id),
-    target: Type.Optional(settable.target),
-    allow_external_triggers: Type.Optional(settable.allow_external_triggers),
-    allow_webhook_triggers: Type.Optional(settable.allow_webhook_triggers),
-    output_kind: Type.Optional(settable.output_kind),
-    running_timeout_ms: Type.Optional(settable.running_timeout_ms),
-    poll_interval_s: Type.Optional(settable.poll_interval_s),
-    default_input: Type.Optional(settable.default_input),
-    zone_app_url: Type.Optional(settable.zone_app_url),
-  },
+  { org_id: Type.Optional(Type.Unknown()), name: Type.Optional(settable.name), managed_by: Type.Optional(settable.managed_by), ...optionalSettings },
   strict,
 );
 

@@ -4,7 +4,7 @@
 // Methods: POST (the spec's), plus PUT and PATCH, which some senders use for deliveries; `webhook.method` tells
 // the task which one arrived. GET, HEAD and DELETE are not routed (404): link unfurlers, crawlers and uptime
 // checkers issue them, and each would otherwise start a run.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
@@ -21,29 +21,22 @@ export const WEBHOOK_BODY_LIMIT = 1_048_576;
 const METHODS = ['POST', 'PUT', 'PATCH'];
 
 export default async function webhookRoutes(app: FastifyInstance): Promise<void> {
-  app.route({
-    method: METHODS,
-    url: '/webhook/:webhookToken',
-    bodyLimit: WEBHOOK_BODY_LIMIT,
-    config: { webhookRateLimit: { bucket: 'webhook', limit: LIMITS.webhook, inWrite: true } },
-    handler: async (req, reply) => {
-      const result = await startWebhookRun(app.ctx, req.agent!, inbound(req));
-      if (isOverLimit(result)) throw overLimit(result);
-      // Spec part 7: 500 on a failed invocation, so a retrying sender redelivers.
-      if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
-      return reply.code(202).send({ runId: Number(result.run.id), status: 'queued' as const });
-    },
+  // Any of these methods, the 1 MiB limit, and the agent's bucket counted by the run's insert.
+  const webhookRoute = (url: string, bucket: string, limit: number, handler: RouteHandlerMethod): void => {
+    app.route({ method: METHODS, url, bodyLimit: WEBHOOK_BODY_LIMIT, config: { webhookRateLimit: { bucket, limit, inWrite: true } }, handler });
+  };
+
+  webhookRoute('/webhook/:webhookToken', 'webhook', LIMITS.webhook, async (req, reply) => {
+    const result = await startWebhookRun(app.ctx, req.agent!, inbound(req));
+    if (isOverLimit(result)) throw overLimit(result);
+    // Spec part 7: 500 on a failed invocation, so a retrying sender redelivers.
+    if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
+    return reply.code(202).send({ runId: Number(result.run.id), status: 'queued' as const });
   });
 
-  app.route({
-    method: METHODS,
-    url: '/webhook-and-wait/:webhookToken',
-    bodyLimit: WEBHOOK_BODY_LIMIT,
-    config: { webhookRateLimit: { bucket: 'webhook-and-wait', limit: LIMITS.webhookAndWait, inWrite: true } },
-    handler: async (req, reply) => {
-      const outcome = await webhookAndWait(app.ctx, req.agent!, inbound(req), callerGoneSignal(reply));
-      return sendOutcome(reply, outcome);
-    },
+  webhookRoute('/webhook-and-wait/:webhookToken', 'webhook-and-wait', LIMITS.webhookAndWait, async (req, reply) => {
+    const outcome = await webhookAndWait(app.ctx, req.agent!, inbound(req), callerGoneSignal(reply));
+    return sendOutcome(reply, outcome);
   });
 }
 
