@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { createContext, stopContext, type ServiceContext } from '../src/context.ts';
+import { createContext, stopContext, type AppContext } from '../src/context.ts';
 import { migrate } from '../src/storage/migrate.ts';
 import { openPGlite } from '../src/storage/pglite-db.ts';
 import { openPostgres } from '../src/storage/postgres-db.ts';
@@ -33,7 +33,7 @@ export interface HostInit {
 const gc = (globalThis as { gc?: () => void }).gc;
 const profile = new CallProfile();
 let rawDb: Db | null = null;
-let ctx: ServiceContext | null = null;
+let ctx: AppContext | null = null;
 let app: FastifyInstance | null = null;
 let baselines: Baselines | null = null;
 let window: { t0: number; cpu: NodeJS.CpuUsage; elu: ReturnType<typeof performance.eventLoopUtilization> } | null = null;

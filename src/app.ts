@@ -5,7 +5,6 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import addFormatsModule from 'ajv-formats';
 import type { AppContext } from './context.ts';
 import { installErrorHandling } from './http/error-handler.ts';
-import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
 import type { AgentRow } from './agents/agents-repo.ts';
 import adminRoutes from './routes/admin/index.ts';
 import ingestRoutes from './routes/ingest/index.ts';
@@ -31,31 +30,18 @@ declare module 'fastify' {
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
 
-// Request ids: unique per process (a random prefix) and across its life (a counter); cheaper than a UUID per
-// request on the hottest paths.
-const REQUEST_ID_PREFIX = `req_${randomBytes(6).toString('hex')}`;
-let requestCounter = 0;
-function nextRequestId(): string {
-  return `${REQUEST_ID_PREFIX}${(++requestCounter).toString(36)}`;
-}
-
-export interface BuildOptions {
-  /** pino options or false; tests pass a stream to scan logs for secrets. */
-  logger?: boolean | Record<string, unknown>;
-}
-
-export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions = {}): Promise<FastifyInstance> {
-  const logger =
-    opts.logger === false
-      ? false
-      : { level: ctx.config.logLevel, serializers: logSerializers, redact: logRedactPaths, ...(typeof opts.logger === 'object' ? opts.logger : {}) };
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  // Request ids: unique per app (a random prefix) and across its life (a counter); cheaper than a UUID per
+  // request on the hottest paths.
+  const requestIdPrefix = `req_${randomBytes(6).toString('hex')}`;
+  let requestCounter = 0;
   const options: FastifyServerOptions = {
-    logger,
+    loggerInstance: ctx.log,
     // One line per request (below), not Fastify's two at info: the hot paths stay cheap, LOG_LEVEL=debug gives an
     // access log, and 5xx answers are always logged.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
-    genReqId: nextRequestId,
+    genReqId: () => `${requestIdPrefix}${(++requestCounter).toString(36)}`,
     bodyLimit: ctx.config.maxJsonBodyBytes, // spec 8.4: input/output JSON has no hard cap; one operator ceiling
     routerOptions: { maxParamLength: 512 },
     ajv: {
@@ -66,7 +52,7 @@ export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions 
   // Route modules opt into TypeBox typing with app.withTypeProvider<TypeBoxTypeProvider>().
   const app = Fastify(options);
 
-  app.decorate('ctx', { ...ctx, log: app.log });
+  app.decorate('ctx', ctx);
   app.decorateRequest('agent', null);
   // Hooks on every request are callback-style: an async hook costs a promise and a microtask hop each.
   app.addHook('onRequest', (req, reply, done) => {
@@ -89,5 +75,11 @@ export async function buildApp(ctx: Omit<AppContext, 'log'>, opts: BuildOptions 
   await app.register(zoneRoutes, { prefix: '/api/zones/agents/:agentId' });
   await app.register(zoneProxyRoutes, { prefix: '/zones/:agentId/app' });
   await app.register(alertRoutes, { prefix: '/api' }); // runtime failure alerts, runtime alert secret
+
+  // Shutdown must not wait up to 5 minutes for held callers: every synchronous wait of this instance (ingest,
+  // webhook and zone alike) answers 202 now, before the server stops (decisions.md).
+  app.addHook('preClose', async () => {
+    await ctx.waits.handBackAll();
+  });
   return app;
 }

@@ -1,14 +1,23 @@
 // Dependencies are built once and passed in (house style 8). Services are plain functions taking this context,
-// so routes and background jobs call the same code (house style 11).
+// so routes and background jobs call the same code (house style 11). Everything an instance holds is a member,
+// created in createContext and stopped in stopContext (house style 15): two instances in one process (tests)
+// share nothing.
 import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import type { Config } from './config.ts';
 import type { Db } from './storage/db.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { SecretBox } from './lib/secrets.ts';
+import { SingleFlight } from './lib/single-flight.ts';
 import { AgentDirectory } from './agents/agent-directory.ts';
 import { DbRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.ts';
+import { HeldCalls } from './runs/held-workflow-calls.ts';
 import { RunWatch } from './runs/run-watch.ts';
 import { createRuntimeRegistry, type RuntimeRegistry } from './runtimes/runtime-registry.ts';
+import { PollBudget } from './sync/task-wait.ts';
+import { WaitRegistry } from './sync/wait-registry.ts';
+import type { OAuthRefreshes } from './credentials/oauth-refresh.ts';
+import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
 
 export interface AppContext {
   config: Config;
@@ -21,7 +30,16 @@ export interface AppContext {
   runtimes: RuntimeRegistry;
   /** The platform-admin bearer for /api/admin (admin-api.md). */
   adminToken: string;
+  /** The root logger; Fastify's request loggers are its children. */
   log: FastifyBaseLogger;
+  /** Workflow calls this instance holds open. */
+  heldCalls: HeldCalls;
+  /** Synchronous callers this instance holds, and their backstop timer. */
+  waits: WaitRegistry;
+  /** Spaces out the runtime status reads of this instance's task waits. */
+  pollBudget: PollBudget;
+  /** One OAuth refresh in flight per connection on this instance. */
+  oauthRefreshes: OAuthRefreshes;
 }
 
 export interface ContextOptions {
@@ -33,11 +51,12 @@ export interface ContextOptions {
   limiter?: RateLimiter;
   runtimes?: RuntimeRegistry;
   onLimiterError?: (err: unknown) => void;
+  /** Where log lines go (stdout by default); tests capture them to scan for secrets. */
+  logStream?: pino.DestinationStream;
 }
 
-export type ServiceContext = Omit<AppContext, 'log'>;
-
-export async function createContext(opts: ContextOptions): Promise<ServiceContext> {
+export async function createContext(opts: ContextOptions): Promise<AppContext> {
+  const log = createLogger(opts.config, opts.logStream);
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretBox(opts.masterKey);
   const agents = new AgentDirectory(opts.db, secrets);
@@ -54,10 +73,24 @@ export async function createContext(opts: ContextOptions): Promise<ServiceContex
     runWatch,
     runtimes: opts.runtimes ?? createRuntimeRegistry(),
     adminToken: opts.adminToken,
+    log,
+    heldCalls: new HeldCalls(runWatch),
+    waits: new WaitRegistry(opts.db, runWatch, log),
+    pollBudget: new PollBudget(),
+    oauthRefreshes: new SingleFlight(),
   };
 }
 
-export async function stopContext(ctx: ServiceContext): Promise<void> {
+/** Held callers answer, held runtime calls are handed back, then the caches and the run watch stop. */
+export async function stopContext(ctx: AppContext): Promise<void> {
+  await ctx.waits.stop();
+  await ctx.heldCalls.abortAll();
   await ctx.agents.stop();
   await ctx.runWatch.stop();
+}
+
+// buildApp hands this logger to Fastify, whose app.log is a child of it (adding Fastify's `res` serializer).
+function createLogger(config: Config, stream: pino.DestinationStream | undefined): FastifyBaseLogger {
+  const options: pino.LoggerOptions = { level: config.logLevel, serializers: logSerializers, redact: logRedactPaths };
+  return stream ? pino(options, stream) : pino(options);
 }

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down');
-    await app.close(); // stop accepting; held waits finish or answer 202 via their own close hooks
+    await app.close(); // stop accepting; held waits finish or answer 202 (the app's preClose hook)
     await background.stop(); // stop re-arming sweepers and wait for a running sweep
     await stopContext(ctx);
     await db.close();

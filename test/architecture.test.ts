@@ -83,3 +83,23 @@ describe('architecture', () => {
     expect(lonely).toEqual([]);
   });
 });
+
+describe('architecture: per-instance state', () => {
+  // House style 15: what an instance holds is a member of its context. A module-level `let`, or a module-level
+  // Map/WeakMap/WeakSet or empty Set, is state every instance in the process would share. A Set built from a
+  // list (`const HOP_BY_HOP = new Set([...])`) is a constant lookup table and stays allowed.
+  const MUTABLE_BINDING = /^(?:export\s+)?(?:let|var)\s/;
+  const MUTABLE_COLLECTION = /^(?:export\s+)?const\s+\w+\b.*?=\s*new\s+(?:(?:WeakMap|Map|WeakSet)\b|Set(?:<[^>]*>)?\(\s*\))/;
+
+  it('nothing module-level is mutable: no top-level let or var, no top-level Map, WeakMap, WeakSet or empty Set', () => {
+    const found: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (MUTABLE_BINDING.test(line) || MUTABLE_COLLECTION.test(line)) found.push(`${path.relative(SRC, file)}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(found).toEqual([]);
+  });
+});

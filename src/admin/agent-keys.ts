@@ -8,12 +8,10 @@ import { updateAgentColumns } from '../agents/agents-admin-repo.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { rotatedSecret } from '../agents/agent-secrets.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents' | 'log'>;
-
 export const KEY_KINDS: readonly KeyKind[] = ['ingest', 'agent', 'webhook', 'zone'];
 
 /** Rotating `webhook` on an agent that has no token yet creates one. Null: no such agent (nothing written). */
-export async function rotateAgentKey(ctx: Ctx, agentId: number, kind: KeyKind): Promise<{ kind: KeyKind; value: string } | null> {
+export async function rotateAgentKey(ctx: AppContext, agentId: number, kind: KeyKind): Promise<{ kind: KeyKind; value: string } | null> {
   const { value, columns } = rotatedSecret(ctx.secrets, kind);
   const now = ctx.clock.now();
   const found = await ctx.db.transaction(async (tx) => {
@@ -28,7 +26,7 @@ export async function rotateAgentKey(ctx: Ctx, agentId: number, kind: KeyKind): 
 }
 
 /** 404 when the agent has no webhook token (it is created by the first enabling of allow_webhook_triggers). */
-export async function revealWebhookToken(ctx: Ctx, agentId: number): Promise<{ webhook_token: string }> {
+export async function revealWebhookToken(ctx: AppContext, agentId: number): Promise<{ webhook_token: string }> {
   const agent = await findAgent(ctx.db, agentId);
   if (!agent) throw errors.notFound('agent');
   if (agent.webhook_token_enc === null) throw new ApiError('not_found', 'the agent has no webhook token; enabling allow_webhook_triggers creates one');

@@ -14,8 +14,6 @@ import { newAgentSecrets } from '../agents/agent-secrets.ts';
 import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, fieldsSet } from './validate.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents'>;
-
 export interface AgentView extends AgentSettableColumns {
   id: number;
   org_id: string;
@@ -77,7 +75,7 @@ export interface CreatedAgent extends AgentView {
   webhook_token?: string;
 }
 
-export async function createAgent(ctx: Ctx, body: CreateAgentBody): Promise<CreatedAgent> {
+export async function createAgent(ctx: AppContext, body: CreateAgentBody): Promise<CreatedAgent> {
   const orgId = body.org_id.toLowerCase();
   if (!(await findOrg(ctx.db, orgId))) throw errors.notFound('organization');
   const { org_id: _orgId, ...given } = withoutUndefined(body);
@@ -95,7 +93,7 @@ export async function createAgent(ctx: Ctx, body: CreateAgentBody): Promise<Crea
   return { ...agentView(row), ingest_api_key, agent_api_key, zone_jwt_secret, ...(webhook_token ? { webhook_token } : {}) };
 }
 
-export async function getAgent(ctx: Ctx, id: number): Promise<AgentView> {
+export async function getAgent(ctx: AppContext, id: number): Promise<AgentView> {
   const row = await findAgent(ctx.db, id);
   if (!row) throw errors.notFound('agent');
   return agentView(row);
@@ -106,7 +104,7 @@ export async function getAgent(ctx: Ctx, id: number): Promise<AgentView> {
  * organization and a target), and audits toggles and status changes. Spec 2.1: the first enabling of
  * allow_webhook_triggers creates the webhook token, returned in this answer only.
  */
-export async function updateAgent(ctx: Ctx, id: number, body: UpdateAgentBody): Promise<AgentView & { webhook_token?: string }> {
+export async function updateAgent(ctx: AppContext, id: number, body: UpdateAgentBody): Promise<AgentView & { webhook_token?: string }> {
   if (body.org_id !== undefined) throw errors.invalid('body.org_id', 'cannot be changed');
   const patch: Partial<AgentSettableColumns> = withoutUndefined(body);
   delete (patch as { org_id?: unknown }).org_id;

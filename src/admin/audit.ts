@@ -3,8 +3,6 @@ import type { AppContext } from '../context.ts';
 import { listAudit } from '../orgs/audit-query-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
 
-type Ctx = Pick<AppContext, 'db'>;
-
 export const AUDIT_PAGE_DEFAULT = 50;
 export const AUDIT_PAGE_MAX = 200;
 
@@ -18,7 +16,7 @@ export interface AuditView {
   details: Record<string, unknown>;
 }
 
-export async function listAuditEntries(ctx: Ctx, query: { agentId?: number; action?: string; limit?: number }): Promise<{ data: AuditView[] }> {
+export async function listAuditEntries(ctx: AppContext, query: { agentId?: number; action?: string; limit?: number }): Promise<{ data: AuditView[] }> {
   const rows = await listAudit(ctx.db, { agentId: query.agentId, action: query.action, limit: query.limit ?? AUDIT_PAGE_DEFAULT });
   return {
     data: rows.map((r) => ({

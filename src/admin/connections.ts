@@ -24,8 +24,6 @@ import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, fieldsSet, isUniqueViolation, isUuid } from './validate.ts';
 import { parseExpiresAt } from './expires-at.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents'>;
-
 /** Every type-specific field, as the flat request body carries them. */
 export interface ConnectionFields {
   value?: string;
@@ -74,7 +72,7 @@ export interface ConnectionView {
   [field: string]: unknown; // type-specific: plain non-secret fields and `<secret>_set` flags
 }
 
-export function connectionView(row: ConnectionRow, secrets: Ctx['secrets']): ConnectionView {
+export function connectionView(row: ConnectionRow, secrets: AppContext['secrets']): ConnectionView {
   const view: ConnectionView = {
     id: row.id,
     agent_id: Number(row.agent_id),
@@ -95,7 +93,7 @@ export function connectionView(row: ConnectionRow, secrets: Ctx['secrets']): Con
   return view;
 }
 
-export async function createConnection(ctx: Ctx, agentId: number, body: CreateConnectionBody): Promise<{ id: string; integration_id: string; type: ConnectionType; active: boolean }> {
+export async function createConnection(ctx: AppContext, agentId: number, body: CreateConnectionBody): Promise<{ id: string; integration_id: string; type: ConnectionType; active: boolean }> {
   checkTypeFields(body.type, body, true);
   const secret = secretFieldsOf(body.type, body, {});
   const tokenExpiresAt = body.expires_at === undefined || body.expires_at === null ? null : parseExpiresAt(body.expires_at);
@@ -127,20 +125,20 @@ export async function createConnection(ctx: Ctx, agentId: number, body: CreateCo
   return { id: row.id, integration_id: row.integration_id, type: row.type, active: row.active };
 }
 
-export async function listConnections(ctx: Ctx, agentId: number): Promise<{ data: ConnectionView[] }> {
+export async function listConnections(ctx: AppContext, agentId: number): Promise<{ data: ConnectionView[] }> {
   if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
   const rows = await listAgentConnections(ctx.db, agentId);
   return { data: rows.map((r) => connectionView(r, ctx.secrets)) };
 }
 
-export async function getConnection(ctx: Ctx, id: string): Promise<ConnectionView> {
+export async function getConnection(ctx: AppContext, id: string): Promise<ConnectionView> {
   const row = isUuid(id) ? await findConnection(ctx.db, id) : null;
   if (!row) throw errors.notFound('connection');
   return connectionView(row, ctx.secrets);
 }
 
 /** Secret fields given replace the stored ones; `extras` replaces the stored object as a whole. */
-export async function updateConnectionSettings(ctx: Ctx, id: string, body: UpdateConnectionBody): Promise<ConnectionView> {
+export async function updateConnectionSettings(ctx: AppContext, id: string, body: UpdateConnectionBody): Promise<ConnectionView> {
   if (body.integration_id !== undefined) throw errors.invalid('body.integration_id', 'cannot be changed');
   if (body.type !== undefined) throw errors.invalid('body.type', 'cannot be changed');
   if (!isUuid(id)) throw errors.notFound('connection');
@@ -176,7 +174,7 @@ export async function updateConnectionSettings(ctx: Ctx, id: string, body: Updat
 }
 
 /** False when there is no such connection. */
-export async function removeConnection(ctx: Ctx, id: string): Promise<boolean> {
+export async function removeConnection(ctx: AppContext, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {

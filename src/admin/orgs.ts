@@ -8,8 +8,6 @@ import { findUser } from '../orgs/users-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
 import { isUuid } from './validate.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock'>;
-
 export interface OrgView {
   id: string;
   name: string;
@@ -26,7 +24,7 @@ export function orgView(row: OrgRow): OrgView {
   return { id: row.id, name: row.name, created_at: isoOrNull(row.created_at)! };
 }
 
-export async function createOrg(ctx: Ctx, body: { name: string }): Promise<OrgView> {
+export async function createOrg(ctx: AppContext, body: { name: string }): Promise<OrgView> {
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const org = await insertOrg(tx, { id: randomUUID(), name: body.name, now });
@@ -36,14 +34,14 @@ export async function createOrg(ctx: Ctx, body: { name: string }): Promise<OrgVi
   return orgView(row);
 }
 
-export async function getOrg(ctx: Ctx, orgId: string): Promise<OrgView> {
+export async function getOrg(ctx: AppContext, orgId: string): Promise<OrgView> {
   const org = isUuid(orgId) ? await findOrg(ctx.db, orgId) : null;
   if (!org) throw errors.notFound('organization');
   return orgView(org);
 }
 
 /** Null when the user already belongs to the organization (409: remove and add again to change the role). */
-export async function addMember(ctx: Ctx, orgId: string, body: { user_id: string; role?: MemberRole }): Promise<MembershipView | null> {
+export async function addMember(ctx: AppContext, orgId: string, body: { user_id: string; role?: MemberRole }): Promise<MembershipView | null> {
   if (!isUuid(orgId) || !(await findOrg(ctx.db, orgId))) throw errors.notFound('organization');
   if (!(await findUser(ctx.db, body.user_id.toLowerCase()))) throw errors.notFound('user');
   const now = ctx.clock.now();
@@ -58,7 +56,7 @@ export async function addMember(ctx: Ctx, orgId: string, body: { user_id: string
 }
 
 /** False when there was no such membership. */
-export async function removeMember(ctx: Ctx, orgId: string, userId: string): Promise<boolean> {
+export async function removeMember(ctx: AppContext, orgId: string, userId: string): Promise<boolean> {
   if (!isUuid(orgId) || !isUuid(userId)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {

@@ -7,8 +7,6 @@ import { findRun, listRuns } from '../runs/runs-repo.ts';
 
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
-type Ctx = Pick<AppContext, 'db'>;
-
 export const RUN_PAGE_DEFAULT = 50;
 export const RUN_PAGE_MAX = 200;
 
@@ -19,7 +17,7 @@ export interface RunListQuery {
   cursor?: string;
 }
 
-export async function listRunsPage(ctx: Ctx, query: RunListQuery): Promise<{ data: AdminRunView[]; next_cursor: string | null }> {
+export async function listRunsPage(ctx: AppContext, query: RunListQuery): Promise<{ data: AdminRunView[]; next_cursor: string | null }> {
   const limit = query.limit ?? RUN_PAGE_DEFAULT;
   const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   // One extra row tells whether another page exists without a count.
@@ -29,7 +27,7 @@ export async function listRunsPage(ctx: Ctx, query: RunListQuery): Promise<{ dat
   return { data: page.map(toAdminRunView), next_cursor: rows.length > limit && last ? encodeCursor(Number(last.id)) : null };
 }
 
-export async function getRunView(ctx: Ctx, runId: number): Promise<AdminRunView> {
+export async function getRunView(ctx: AppContext, runId: number): Promise<AdminRunView> {
   const run = await findRun(ctx.db, runId);
   if (!run) throw errors.notFound('run');
   return toAdminRunView(run);

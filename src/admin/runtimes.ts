@@ -8,8 +8,6 @@ import { findOrg } from '../orgs/orgs-repo.ts';
 import { findRuntime, insertRuntime, updateRuntime, type RuntimeColumns, type RuntimeRow } from '../runtimes/runtimes-repo.ts';
 import { checkHttpUrl, fieldsSet } from './validate.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'agents'>;
-
 export interface RuntimeView {
   id: number;
   org_id: string;
@@ -50,7 +48,7 @@ export function runtimeView(row: RuntimeRow): RuntimeView {
   };
 }
 
-export async function createRuntime(ctx: Ctx, body: CreateRuntimeBody): Promise<RuntimeView> {
+export async function createRuntime(ctx: AppContext, body: CreateRuntimeBody): Promise<RuntimeView> {
   checkHttpUrl('base_url', body.base_url);
   if (!(await findOrg(ctx.db, body.org_id.toLowerCase()))) throw errors.notFound('organization');
   const now = ctx.clock.now();
@@ -73,14 +71,14 @@ export async function createRuntime(ctx: Ctx, body: CreateRuntimeBody): Promise<
   return runtimeView(row);
 }
 
-export async function getRuntime(ctx: Ctx, id: number): Promise<RuntimeView> {
+export async function getRuntime(ctx: AppContext, id: number): Promise<RuntimeView> {
   const row = await findRuntime(ctx.db, id);
   if (!row) throw errors.notFound('runtime');
   return runtimeView(row);
 }
 
 /** Null when there is no such runtime. */
-export async function updateRuntimeSettings(ctx: Ctx, id: number, body: UpdateRuntimeBody): Promise<RuntimeView | null> {
+export async function updateRuntimeSettings(ctx: AppContext, id: number, body: UpdateRuntimeBody): Promise<RuntimeView | null> {
   if (body.kind !== undefined) throw errors.invalid('body.kind', 'cannot be changed');
   if (body.org_id !== undefined) throw errors.invalid('body.org_id', 'cannot be changed');
   if (body.base_url !== undefined) checkHttpUrl('base_url', body.base_url);

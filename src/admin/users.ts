@@ -8,8 +8,6 @@ import { appendAudit } from '../orgs/audit-repo.ts';
 import { deleteUserToken, findUser, insertUserOnce, insertUserToken, type UserRow } from '../orgs/users-repo.ts';
 import { isUuid } from './validate.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock'>;
-
 /** Prefixed like the agent keys, so a leaked one is recognizable (and scannable). */
 export const USER_TOKEN_PREFIX = 'ars_user_';
 
@@ -25,7 +23,7 @@ export function userView(row: UserRow): UserView {
 }
 
 /** Null when the email is taken (409), compared case-insensitively. The email is kept as written. */
-export async function createUser(ctx: Ctx, body: { email: string; name?: string | null; platform_admin?: boolean }): Promise<UserView | null> {
+export async function createUser(ctx: AppContext, body: { email: string; name?: string | null; platform_admin?: boolean }): Promise<UserView | null> {
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const user = await insertUserOnce(tx, {
@@ -41,13 +39,13 @@ export async function createUser(ctx: Ctx, body: { email: string; name?: string 
   return row ? userView(row) : null;
 }
 
-export async function getUser(ctx: Ctx, userId: string): Promise<UserView> {
+export async function getUser(ctx: AppContext, userId: string): Promise<UserView> {
   const user = isUuid(userId) ? await findUser(ctx.db, userId.toLowerCase()) : null;
   if (!user) throw errors.notFound('user');
   return userView(user);
 }
 
-export async function createUserToken(ctx: Ctx, userId: string, body: { name?: string | null }): Promise<{ id: string; token: string }> {
+export async function createUserToken(ctx: AppContext, userId: string, body: { name?: string | null }): Promise<{ id: string; token: string }> {
   const user = isUuid(userId) ? await findUser(ctx.db, userId.toLowerCase()) : null;
   if (!user) throw errors.notFound('user');
   const token = USER_TOKEN_PREFIX + randomBytes(32).toString('base64url');
@@ -61,7 +59,7 @@ export async function createUserToken(ctx: Ctx, userId: string, body: { name?: s
 }
 
 /** False when the user has no such token. */
-export async function revokeUserToken(ctx: Ctx, userId: string, tokenId: string): Promise<boolean> {
+export async function revokeUserToken(ctx: AppContext, userId: string, tokenId: string): Promise<boolean> {
   if (!isUuid(userId) || !isUuid(tokenId)) return false;
   const now = ctx.clock.now();
   const revoked = await ctx.db.transaction(async (tx) => {

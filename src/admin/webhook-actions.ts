@@ -16,8 +16,6 @@ import {
 import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, isUuid } from './validate.ts';
 
-type Ctx = Pick<AppContext, 'db' | 'clock' | 'secrets'>;
-
 export interface WebhookActionView {
   id: string;
   agent_id: number;
@@ -43,7 +41,7 @@ export function webhookActionView(row: WebhookActionRow): WebhookActionView {
  * the resolved address, because DNS can change after this call.
  */
 export async function createWebhookAction(
-  ctx: Ctx,
+  ctx: AppContext,
   agentId: number,
   body: { on_state: WebhookOnState; url: string },
 ): Promise<{ id: string; on_state: WebhookOnState; url: string; signing_secret: string }> {
@@ -64,13 +62,13 @@ export async function createWebhookAction(
   return { id: row.id, on_state: row.on_state, url: row.url, signing_secret: signingSecret };
 }
 
-export async function listWebhookActions(ctx: Ctx, agentId: number): Promise<{ data: WebhookActionView[] }> {
+export async function listWebhookActions(ctx: AppContext, agentId: number): Promise<{ data: WebhookActionView[] }> {
   if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
   return { data: (await listAgentWebhookActions(ctx.db, agentId)).map(webhookActionView) };
 }
 
 /** False when there is no such webhook action. */
-export async function removeWebhookAction(ctx: Ctx, id: string): Promise<boolean> {
+export async function removeWebhookAction(ctx: AppContext, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {

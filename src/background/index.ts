@@ -6,7 +6,6 @@ import { deleteOldBuckets } from '../rate-limits/rate-limiter.ts';
 import { OutboxWorker } from '../events/outbox-worker.ts';
 import { pollDueRuns } from './poller.ts';
 import { sweepTimeouts } from './timeout-sweeper.ts';
-import { abortAllHeldCalls } from '../runs/held-workflow-calls.ts';
 
 export interface Background {
   stop(): Promise<void>;
@@ -25,7 +24,7 @@ export function startBackgroundWork(ctx: AppContext): Background {
     stop: async () => {
       await Promise.all(sweepers.map((s) => s.stop()));
       // Held workflow calls are handed back (the run stays as it is; timeouts finish it) so the pool can close.
-      await abortAllHeldCalls(ctx);
+      await ctx.heldCalls.abortAll();
     },
   };
 }

@@ -1,6 +1,6 @@
 // OAuth access-token refresh for credential resolution (spec 4.10, 502 when the provider refuses). One refresh in
 // flight per connection, everywhere:
-// - on one instance, concurrent resolves of a connection share one promise (the single-flight map below);
+// - on one instance, concurrent resolves of a connection share one promise (the context's `oauthRefreshes`);
 // - across instances, the refresh runs holding the connection's row lock (SELECT … FOR UPDATE) and re-reads the
 //   row under it, so an instance that waited finds the token another one just stored and uses it.
 // On PGlite there is only ever one instance, and a PGlite transaction holds its only connection (every other query
@@ -13,6 +13,7 @@ import type { AppContext } from '../context.ts';
 import type { Db, Queryable } from '../storage/db.ts';
 import { findConnection, lockConnection, updateConnection, type ConnectionRow } from '../agents/connections-admin-repo.ts';
 import { parseAllowList } from '../lib/safe-http.ts';
+import type { SingleFlight } from '../lib/single-flight.ts';
 import { ApiError, errors } from '../errors.ts';
 
 /** The secret JSON of an `oauth` connection (sealed in connections.secret_enc; admin-api.md field names). */
@@ -46,8 +47,8 @@ export function canRefresh(secret: OAuthSecret): boolean {
   return nonEmpty(secret.refresh_token) && nonEmpty(secret.token_url) && nonEmpty(secret.client_id);
 }
 
-// Keyed by the database handle: one map per service instance (tests run several instances in one process).
-const inFlightByDb = new WeakMap<Db, Map<string, Promise<CurrentToken>>>();
+/** The context's OAuth single-flight: one refresh in flight per connection id on this instance. */
+export type OAuthRefreshes = SingleFlight<string, CurrentToken>;
 
 /**
  * The connection's OAuth token, refreshed first when it is (nearly) expired and refreshable. Throws 502
@@ -58,13 +59,7 @@ export async function currentOAuthToken(ctx: AppContext, conn: ConnectionRow): P
   if (!needsRefresh(conn.token_expires_at, ctx.clock.now()) || !canRefresh(secret)) {
     return { secret, expiresAt: conn.token_expires_at };
   }
-  let inFlight = inFlightByDb.get(ctx.db);
-  if (!inFlight) inFlightByDb.set(ctx.db, (inFlight = new Map()));
-  const pending = inFlight.get(conn.id);
-  if (pending) return pending;
-  const started = refreshUnderLock(ctx, conn.id).finally(() => inFlight.delete(conn.id));
-  inFlight.set(conn.id, started);
-  return started;
+  return ctx.oauthRefreshes.run(conn.id, () => refreshUnderLock(ctx, conn.id));
 }
 
 async function refreshUnderLock(ctx: AppContext, connectionId: string): Promise<CurrentToken> {

@@ -63,7 +63,7 @@ function runFromSnapshot(s: Record<string, unknown>): RunRow {
 
 /** Attempts one claimed delivery and settles its row. Never throws for an expected failure. */
 export async function deliverEvent(
-  ctx: Pick<AppContext, 'db' | 'config' | 'secrets' | 'log'>,
+  ctx: AppContext,
   client: OutboundClient,
   row: ClaimedDelivery,
   now: Date,
@@ -102,7 +102,7 @@ function describe(result: Exclude<OutboundResult, { ok: true }>): string {
 }
 
 async function failed(
-  ctx: Pick<AppContext, 'db' | 'log'>,
+  ctx: AppContext,
   row: ClaimedDelivery,
   lease: Date,
   now: Date,

@@ -15,9 +15,7 @@ const EVENT_STATUSES = new Set(['completed', 'failed', 'cancelled', 'waiting']);
 
 export type DeliveryTally = Record<DeliveryOutcome | 'error', number>;
 
-type WorkerCtx = Pick<AppContext, 'db' | 'config' | 'secrets' | 'log' | 'clock'>;
-
-export function outboundClientFor(ctx: Pick<AppContext, 'config'>): OutboundClient {
+export function outboundClientFor(ctx: AppContext): OutboundClient {
   return createOutboundClient({ allowHosts: ctx.config.outboundAllowHosts, timeoutMs: OUTBOUND_TIMEOUT_MS });
 }
 
@@ -26,7 +24,7 @@ export function outboundClientFor(ctx: Pick<AppContext, 'config'>): OutboundClie
  * deliveries run in parallel and end within the outbound timeout, well inside the lease. Callable directly
  * (tests move a ManualClock and call this); without a `client` it opens one for the pass and closes it after.
  */
-export async function deliverDueOnce(ctx: WorkerCtx, now: Date, client?: OutboundClient): Promise<DeliveryTally> {
+export async function deliverDueOnce(ctx: AppContext, now: Date, client?: OutboundClient): Promise<DeliveryTally> {
   const tally: DeliveryTally = { delivered: 0, retry: 0, given_up: 0, superseded: 0, error: 0 };
   const own = client ?? outboundClientFor(ctx);
   try {

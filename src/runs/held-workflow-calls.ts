@@ -2,12 +2,11 @@
 // AbortController so a cancel, a synchronous wait window or the running-timeout backstop can end it, and a
 // `settled` promise that resolves once its answer has been applied to the run (or deliberately not).
 //
-// A held call is a socket on this process, so the registry is per instance. It is keyed by the instance's
-// RunWatch, which the route and background copies of one AppContext share and two instances never do.
-import type { AppContext } from '../context.ts';
+// A held call is a socket on this process, so the registry is per instance: a member of the instance's context.
 import type { WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
 import type { TransitionResult } from './run-transitions.ts';
 import { isTerminal } from './run-states.ts';
+import type { RunWatch } from './run-watch.ts';
 
 /** Why a held call was ended by us rather than by the runtime. Only 'timeout' writes to the run on its own. */
 export type AbortReason = 'timeout' | 'cancel' | 'window' | 'terminal' | 'shutdown';
@@ -30,78 +29,75 @@ export interface HeldCallEntry {
   release(): void;
 }
 
-type Ctx = Pick<AppContext, 'runWatch'>;
+/** The workflow calls this instance holds open, by run id. */
+export class HeldCalls {
+  readonly #calls = new Map<number, HeldCallEntry>();
 
-const registries = new WeakMap<object, Map<number, HeldCallEntry>>();
+  constructor(private readonly runWatch: RunWatch) {}
 
-function registry(ctx: Ctx): Map<number, HeldCallEntry> {
-  let map = registries.get(ctx.runWatch);
-  if (!map) registries.set(ctx.runWatch, (map = new Map()));
-  return map;
-}
+  /**
+   * Registers a call about to be made for `runId`. It is aborted with 'timeout' after `maxMs`, and with 'terminal'
+   * as soon as the run turns terminal through any writer on any instance (the NOTIFY reaches this RunWatch), so a
+   * finished run never keeps a socket open.
+   */
+  hold(runId: number, maxMs: number): HeldCallEntry {
+    const calls = this.#calls;
+    const controller = new AbortController();
+    let reason: AbortReason | null = null;
+    let answered = false;
+    const abort = (why: AbortReason): void => {
+      if (controller.signal.aborted || answered) return;
+      reason = why;
+      controller.abort();
+    };
+    const timer = setTimeout(() => abort('timeout'), maxMs);
+    timer.unref();
+    const unwatch = this.runWatch.watch(runId, (status) => {
+      if (isTerminal(status)) abort('terminal');
+    });
+    const entry: HeldCallEntry = {
+      runId,
+      signal: controller.signal,
+      settled: null,
+      abortReason: () => reason,
+      abort,
+      answered: () => {
+        answered = true;
+      },
+      release: () => {
+        clearTimeout(timer);
+        unwatch();
+        if (calls.get(runId) === entry) calls.delete(runId);
+      },
+    };
+    calls.set(runId, entry);
+    return entry;
+  }
 
-/**
- * Registers a call about to be made for `runId`. It is aborted with 'timeout' after `maxMs`, and with 'terminal'
- * as soon as the run turns terminal through any writer on any instance (the NOTIFY reaches this RunWatch), so a
- * finished run never keeps a socket open.
- */
-export function holdCall(ctx: Ctx, runId: number, maxMs: number): HeldCallEntry {
-  const map = registry(ctx);
-  const controller = new AbortController();
-  let reason: AbortReason | null = null;
-  let answered = false;
-  const abort = (why: AbortReason): void => {
-    if (controller.signal.aborted || answered) return;
-    reason = why;
-    controller.abort();
-  };
-  const timer = setTimeout(() => abort('timeout'), maxMs);
-  timer.unref();
-  const unwatch = ctx.runWatch.watch(runId, (status) => {
-    if (isTerminal(status)) abort('terminal');
-  });
-  const entry: HeldCallEntry = {
-    runId,
-    signal: controller.signal,
-    settled: null,
-    abortReason: () => reason,
-    abort,
-    answered: () => {
-      answered = true;
-    },
-    release: () => {
-      clearTimeout(timer);
-      unwatch();
-      if (map.get(runId) === entry) map.delete(runId);
-    },
-  };
-  map.set(runId, entry);
-  return entry;
-}
+  /** The held call for `runId` on this instance, if any: synchronous endpoints await `settled`. */
+  get(runId: number): HeldCallEntry | null {
+    return this.#calls.get(runId) ?? null;
+  }
 
-/** The held call for `runId` on this instance, if any: synchronous endpoints await `settled`. */
-export function heldWorkflowCall(ctx: Ctx, runId: number): HeldCallEntry | null {
-  return registry(ctx).get(runId) ?? null;
-}
+  /**
+   * Ends the held call for `runId` on this instance. The answer handler then writes nothing (except for
+   * 'timeout'): whoever aborts writes the run's status. Returns false when this instance holds no call for it.
+   */
+  abort(runId: number, reason: Exclude<AbortReason, 'timeout'>): boolean {
+    const entry = this.#calls.get(runId);
+    if (!entry) return false;
+    entry.abort(reason);
+    return true;
+  }
 
-/**
- * Ends the held call for `runId` on this instance. The answer handler then writes nothing (except for
- * 'timeout'): whoever aborts writes the run's status. Returns false when this instance holds no call for it.
- */
-export function abortHeldCall(ctx: Ctx, runId: number, reason: Exclude<AbortReason, 'timeout'>): boolean {
-  const entry = registry(ctx).get(runId);
-  if (!entry) return false;
-  entry.abort(reason);
-  return true;
-}
+  /** Graceful shutdown: hands every held run back (its status is left as is; timeouts or polling finish it). */
+  async abortAll(): Promise<void> {
+    const entries = [...this.#calls.values()];
+    for (const e of entries) e.abort('shutdown');
+    await Promise.all(entries.map((e) => e.settled));
+  }
 
-/** Graceful shutdown: hands every held run back (its status is left as is; timeouts or polling finish it). */
-export async function abortAllHeldCalls(ctx: Ctx): Promise<void> {
-  const entries = [...registry(ctx).values()];
-  for (const e of entries) e.abort('shutdown');
-  await Promise.all(entries.map((e) => e.settled));
-}
-
-export function heldCallCount(ctx: Ctx): number {
-  return registry(ctx).size;
+  get size(): number {
+    return this.#calls.size;
+  }
 }

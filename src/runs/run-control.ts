@@ -6,7 +6,6 @@ import { transition } from './run-transitions.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { isTerminal } from './run-states.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
-import { abortHeldCall } from './held-workflow-calls.ts';
 
 /** What became of the cancel at the runtime; recorded in the audit entry. */
 export type RuntimeCancel = 'cancelled' | 'failed' | 'not_supported' | 'not_started_there';
@@ -39,7 +38,7 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
     if (!res.ok) ctx.log.warn({ runId, failure: res.failure.kind }, `cancel at the runtime failed: ${res.failure.message}`);
   }
   // The held call's answer then writes nothing: this cancel writes the status.
-  if (abortHeldCall(ctx, runId, 'cancel') && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
+  if (ctx.heldCalls.abort(runId, 'cancel') && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
 
   const now = ctx.clock.now();
   const reason = opts.via === 'admin' ? 'Run cancelled by a platform admin' : 'Run cancelled by a user';

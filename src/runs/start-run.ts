@@ -10,10 +10,10 @@ import { mintRunCredentials } from '../agents/agent-tokens.ts';
 import { errors } from '../errors.ts';
 import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPayload, WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
 import { outputsOf } from './run-output.ts';
-import { holdCall, type AbortReason, type HeldSettlement } from './held-workflow-calls.ts';
+import type { AbortReason, HeldSettlement } from './held-workflow-calls.ts';
 import { RUNNING_TIMEOUT_REASON } from './timeout-reasons.ts';
 
-export { abortHeldCall, heldWorkflowCall, type HeldSettlement } from './held-workflow-calls.ts';
+export type { HeldSettlement } from './held-workflow-calls.ts';
 
 export interface StartRunArgs {
   agent: AgentRow;
@@ -99,7 +99,7 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
   const { run, payload, runtime, adapter } = prepared;
   // Only a workflow runtime's call is held open (until its answer). A run can be queued up to the queued
   // timeout, then run up to the running timeout: the held call's backstop.
-  const held = adapter.supportsSyncInvoke ? holdCall(ctx, run.id, ctx.config.queuedTimeoutMs + agent.running_timeout_ms) : null;
+  const held = adapter.supportsSyncInvoke ? ctx.heldCalls.hold(run.id, ctx.config.queuedTimeoutMs + agent.running_timeout_ms) : null;
   const res = await adapter.invoke({ runtime, target: agent.target ?? '', payload, signal: held?.signal });
   if (!res.ok) {
     held?.release();

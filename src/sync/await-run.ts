@@ -12,9 +12,8 @@
 // learns of the run, needs no first look either (`fresh`): nothing can have ended the run before. Other first
 // looks that arrive together are batched into one query, so a burst of waits costs a handful of statements.
 import type { AppContext } from '../context.ts';
-import { findRun, findRunStatuses, findTerminalAmong, type RunRow } from '../runs/runs-repo.ts';
-import { isTerminal, type RunStatus } from '../runs/run-states.ts';
-import type { RunWatch } from '../runs/run-watch.ts';
+import { findRun, type RunRow } from '../runs/runs-repo.ts';
+import { isTerminal } from '../runs/run-states.ts';
 
 export type AwaitOutcome =
   | { kind: 'terminal'; run: RunRow }
@@ -45,18 +44,13 @@ export interface RunWait {
   cancel(): void;
 }
 
-type Ctx = Pick<AppContext, 'db' | 'runWatch' | 'log'>;
-
-/** Default backstop period: one query per tick for all of this instance's waits. */
-export const DEFAULT_BACKSTOP_MS = 1_500;
-
 /**
  * Resolves `outcome` when run `runId` is terminal, the deadline passes, the signal fires or the caller cancels.
  * Subscribed when this returns. Never changes the run.
  */
-export function watchTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): RunWait {
+export function watchTerminal(ctx: AppContext, runId: number, opts: AwaitOptions): RunWait {
   if (opts.signal?.aborted) return { outcome: Promise.resolve({ kind: 'aborted' }), cancel: () => {} };
-  const registry = registryFor(ctx);
+  const registry = ctx.waits;
   let cancel = (): void => {};
   const outcome = new Promise<AwaitOutcome>((resolve, reject) => {
     let done = false;
@@ -134,127 +128,4 @@ export function watchTerminal(ctx: Ctx, runId: number, opts: AwaitOptions): RunW
     }
   });
   return { outcome, cancel: () => cancel() };
-}
-
-/**
- * Graceful shutdown (decisions.md "Scale-out": hand back held waits): ends every wait of this instance now, as
- * if its window had elapsed but marked `handedBack`, so callers get their 202 and the runs go on untouched.
- */
-export async function handBackAllWaits(ctx: Pick<AppContext, 'runWatch'>): Promise<number> {
-  return (await registries.get(ctx.runWatch)?.expireAll()) ?? 0;
-}
-
-/** Tests: changes this instance's backstop period (e.g. to prove NOTIFY alone wakes a wait in time). */
-export function setBackstopPeriod(ctx: Pick<AppContext, 'runWatch'>, ms: number): void {
-  const r = registries.get(ctx.runWatch);
-  if (r) r.periodMs = ms;
-  else periodOverrides.set(ctx.runWatch, ms);
-}
-
-/** How many runs this instance's waits are watching (diagnostics, tests). */
-export function watchedRunCount(ctx: Pick<AppContext, 'runWatch'>): number {
-  return registries.get(ctx.runWatch)?.size ?? 0;
-}
-
-// Keyed by the instance's RunWatch: the route and background copies of one AppContext share it, two instances
-// never do (the same scheme as held-workflow-calls.ts).
-const registries = new WeakMap<RunWatch, WaitRegistry>();
-const periodOverrides = new WeakMap<RunWatch, number>();
-
-function registryFor(ctx: Ctx): WaitRegistry {
-  let r = registries.get(ctx.runWatch);
-  if (!r) {
-    r = new WaitRegistry(ctx, periodOverrides.get(ctx.runWatch) ?? DEFAULT_BACKSTOP_MS);
-    registries.set(ctx.runWatch, r);
-  }
-  return r;
-}
-
-const CHUNK = 5_000;
-
-/** The runs this instance waits for: one backstop timer while any are watched, and batched first looks. */
-class WaitRegistry {
-  private readonly counts = new Map<number, number>(); // runId -> waits on it
-  private readonly expirers = new Set<(handedBack: boolean) => Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticking = false;
-  private looks: Array<[number, (status: RunStatus | null) => void]> = [];
-
-  constructor(
-    private readonly ctx: Ctx,
-    public periodMs: number,
-  ) {}
-
-  get size(): number {
-    return this.counts.size;
-  }
-
-  add(runId: number, expire: (handedBack: boolean) => Promise<void>): void {
-    this.counts.set(runId, (this.counts.get(runId) ?? 0) + 1);
-    this.expirers.add(expire);
-    this.arm();
-  }
-
-  remove(runId: number, expire: (handedBack: boolean) => Promise<void>): void {
-    this.expirers.delete(expire);
-    const n = (this.counts.get(runId) ?? 1) - 1;
-    if (n > 0) this.counts.set(runId, n);
-    else this.counts.delete(runId);
-    if (this.counts.size === 0 && this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-  }
-
-  async expireAll(): Promise<number> {
-    const all = [...this.expirers];
-    await Promise.all(all.map((expire) => expire(true)));
-    return all.length;
-  }
-
-  /** Looks every run asked for in this turn of the event loop up in one query; null for a run that is missing. */
-  firstLook(runId: number, then: (status: RunStatus | null) => void): void {
-    this.looks.push([runId, then]);
-    if (this.looks.length === 1) setImmediate(() => void this.flushLooks());
-  }
-
-  private async flushLooks(): Promise<void> {
-    const batch = this.looks;
-    this.looks = [];
-    for (let i = 0; i < batch.length; i += CHUNK) {
-      const part = batch.slice(i, i + CHUNK);
-      try {
-        const rows = await findRunStatuses(this.ctx.db, part.map(([id]) => id));
-        const status = new Map(rows.map((r) => [Number(r.id), r.status]));
-        for (const [id, then] of part) then(status.get(id) ?? null);
-      } catch (err) {
-        // The backstop tick and the deadline read cover these waits.
-        this.ctx.log.warn({ err }, 'synchronous wait first look failed');
-      }
-    }
-  }
-
-  private arm(): void {
-    if (this.timer || this.ticking || this.counts.size === 0) return;
-    this.timer = setTimeout(() => void this.tick(), this.periodMs);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    this.timer = null;
-    this.ticking = true;
-    try {
-      const ids = [...this.counts.keys()];
-      for (let i = 0; i < ids.length; i += CHUNK) {
-        const terminal = await findTerminalAmong(this.ctx.db, ids.slice(i, i + CHUNK));
-        // Re-publishing wakes the waits exactly as a NOTIFY would; they read the row themselves.
-        for (const row of terminal) this.ctx.runWatch.publish(Number(row.id), row.status);
-      }
-    } catch (err) {
-      this.ctx.log.warn({ err }, 'synchronous wait backstop check failed');
-    } finally {
-      this.ticking = false;
-      this.arm();
-    }
-  }
 }

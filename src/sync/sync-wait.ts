@@ -11,7 +11,7 @@ import type { RunHead, RunRow } from '../runs/runs-repo.ts';
 import { isOverLimit, type OverLimit } from '../rate-limits/rate-guard.ts';
 import { transition } from '../runs/run-transitions.ts';
 import { isTerminal } from '../runs/run-states.ts';
-import { abortHeldCall, invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
+import { invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
 import { watchTerminal } from './await-run.ts';
 import { pollTaskWhileWaiting, readTaskStatus, withTaskReturnValue, type RemoteRead } from './task-wait.ts';
 
@@ -104,7 +104,7 @@ async function failSilentWorkflowRun(ctx: AppContext, runId: number): Promise<Sy
   if (result.kind === 'applied') {
     ctx.runWatch.publishRun(result.run);
     // The held call would be ended by the terminal wake-up anyway; ending it here frees the socket at once.
-    abortHeldCall(ctx, runId, 'window');
+    ctx.heldCalls.abort(runId, 'window');
     ctx.log.warn({ runId }, 'workflow runtime showed no sign of life within the wait window; run failed');
     return { kind: 'no_answer', run: result.run };
   }

@@ -24,14 +24,30 @@ import { applyRemoteStatus } from '../runs/poll-run.ts';
 const POLL_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000];
 
 /**
- * All the waits of this process together read run status at most about this often per second: with N waits
+ * All the waits of this instance together read run status at most about this often per second: with N waits
  * polling, each waits at least N / budget seconds between reads. 10,000 held waits at the 15 s cap read ~700
  * times a second, which slowed taking new waits to a third (bench) and would meet a runtime's API rate limits.
  * The background poller and callbacks still end every run; this only spaces out the extra reads.
  */
 export const SYNC_POLL_BUDGET_PER_SECOND = 100;
-/** Waits polling right now, in this process (one service instance per process; tests' extra instances share it). */
-let activePolls = 0;
+
+/** The waits of one instance polling right now, and the spacing that keeps them within the budget together. */
+export class PollBudget {
+  #active = 0;
+
+  join(): void {
+    this.#active++;
+  }
+
+  leave(): void {
+    this.#active--;
+  }
+
+  /** With N waits polling, each waits at least N / budget seconds between reads. */
+  minDelayMs(): number {
+    return (this.#active / SYNC_POLL_BUDGET_PER_SECOND) * 1000;
+  }
+}
 
 export interface TaskPoll {
   /** True once this poll wrote the terminal state itself (its output is then the return value already). */
@@ -50,7 +66,7 @@ export function pollTaskWhileWaiting(
   let timer: NodeJS.Timeout | null = null;
   let active = false;
   const done = (): void => {
-    if (active) activePolls--;
+    if (active) ctx.pollBudget.leave();
     active = false;
   };
   stop.addEventListener('abort', () => (timer && clearTimeout(timer), done()), { once: true });
@@ -58,11 +74,11 @@ export function pollTaskWhileWaiting(
   let run = p.run;
   const next = (): void => {
     if (stop.aborted || !externalRunId) return done();
-    if (!active) activePolls++;
+    if (!active) ctx.pollBudget.join();
     active = true;
     // ±25% jitter: waits started in one burst would otherwise poll in bursts too, and a callback landing in
     // one waits behind a thousand status reads (bench: same-instance wake tail).
-    const base = Math.max(POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]!, (activePolls / SYNC_POLL_BUDGET_PER_SECOND) * 1000);
+    const base = Math.max(POLL_DELAYS_MS[Math.min(attempt++, POLL_DELAYS_MS.length - 1)]!, ctx.pollBudget.minDelayMs());
     timer = setTimeout(() => void once(), base * (0.75 + Math.random() * 0.5));
     timer.unref();
   };

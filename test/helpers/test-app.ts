@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createContext, stopContext, type ServiceContext } from '../../src/context.ts';
+import { createContext, stopContext } from '../../src/context.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import type { RateLimiter } from '../../src/rate-limits/rate-limiter.ts';
 import type { RuntimeRegistry } from '../../src/runtimes/runtime-registry.ts';
@@ -38,7 +38,13 @@ const masterKey = randomBytes(32);
 async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
   // debug: every request line is captured, so tests that scan logs for secrets see what an operator would.
   const config: Config = { ...loadConfig({ LOG_LEVEL: 'debug' }), ...opts.config };
-  const ctx: ServiceContext = await createContext({
+  const logStream = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const ctx = await createContext({
     config,
     db,
     masterKey,
@@ -47,14 +53,9 @@ async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
     limiter: opts.limiter,
     onLimiterError: opts.onLimiterError,
     runtimes: opts.runtimes,
+    logStream,
   });
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      logs.push(String(chunk));
-      cb();
-    },
-  });
-  const app = await buildApp(ctx, { logger: { stream } });
+  const app = await buildApp(ctx);
   await app.ready();
   return { app, close: async () => (await app.close(), await stopContext(ctx)) };
 }

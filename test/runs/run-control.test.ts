@@ -7,7 +7,6 @@ import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
-import { heldWorkflowCall } from '../../src/runs/start-run.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 let t: TestApp;
@@ -77,7 +76,7 @@ describe('admin-api.md: POST /api/admin/runs/{runId}/cancel', () => {
     n8n.registerWorkflow('wf-never', n8nAnswers.never());
     const wf = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'wf-never' });
     const runId = await triggerOn(wf);
-    const held = heldWorkflowCall(t.ctx, runId);
+    const held = t.ctx.heldCalls.get(runId);
     expect(held).not.toBeNull();
     const res = await cancel(runId);
     expect(res.statusCode).toBe(200);
@@ -85,7 +84,7 @@ describe('admin-api.md: POST /api/admin/runs/{runId}/cancel', () => {
     expect(settlement!.answer.aborted).toBe(true);
     expect(settlement!.result).toBeNull();
     expect(await readRun(t, runId)).toMatchObject({ status: 'cancelled', error: 'Run cancelled by a platform admin' });
-    expect(heldWorkflowCall(t.ctx, runId)).toBeNull();
+    expect(t.ctx.heldCalls.get(runId)).toBeNull();
   });
 
   it('runtimes.md: an n8n run with an execution id is stopped through the executions API', async () => {

@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { readRun, seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { N8nFake } from '../fakes/n8n-fake.ts';
-import { applyWorkflowAnswer, heldWorkflowCall } from '../../src/runs/start-run.ts';
+import { applyWorkflowAnswer } from '../../src/runs/start-run.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { sweepTimeouts } from '../../src/background/timeout-sweeper.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';
@@ -188,7 +188,7 @@ describe('spec part 3: a late workflow answer cannot resurrect a timed-out run',
     const res = await t.app.inject({ method: 'POST', url: `/api/agents/${wf.agent.id}/runs/trigger`, headers: wf.ingestAuth, payload: {} });
     expect(res.statusCode).toBe(201);
     const runId = res.json().runId as number;
-    const held = heldWorkflowCall(t.ctx, runId)!;
+    const held = t.ctx.heldCalls.get(runId)!;
     clock.advance(10 * MIN + 1);
     await sweepTimeouts(t.ctx);
     const settlement = await held.settled;

@@ -8,7 +8,6 @@ import { TriggerDevFake, TRIGGER_API_VERSION } from '../fakes/trigger-dev-fake.t
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { verifyCredentialsToken } from '../../src/lib/jwt.ts';
-import { heldWorkflowCall } from '../../src/runs/start-run.ts';
 import { triggerRun } from '../../src/runs/trigger-run.ts';
 
 let t: TestApp;
@@ -48,7 +47,7 @@ async function addConnection(agentId: number, integration: string): Promise<stri
 
 /** Waits for a held workflow answer to be applied (the test's own instance holds it). */
 async function settled(runId: number): Promise<void> {
-  await heldWorkflowCall(t.ctx, runId)?.settled;
+  await t.ctx.heldCalls.get(runId)?.settled;
 }
 
 describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {

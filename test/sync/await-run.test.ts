@@ -9,7 +9,7 @@ import { readRun, seedAgent } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
-import { setBackstopPeriod, watchedRunCount, watchTerminal } from '../../src/sync/await-run.ts';
+import { watchTerminal } from '../../src/sync/await-run.ts';
 import { callback, permissiveLimiter, platformRunId, sleep, waitForRun, workflowAgent } from './sync-helpers.ts';
 
 const n8n = new N8nFake();
@@ -39,7 +39,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     const out = await waiting;
     expect(out.kind).toBe('terminal');
     expect(out.kind === 'terminal' && out.run.output_data).toEqual({ a: 1 });
-    expect(watchedRunCount(t.ctx)).toBe(0);
+    expect(t.ctx.waits.watchedRunCount).toBe(0);
   });
 
   it('spec 4.2: an already terminal run resolves at once (subscribed before the first read)', async () => {
@@ -101,7 +101,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
   it('decisions.md: a lost notification only adds latency: the shared backstop re-check finds the terminal run', async () => {
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
-    setBackstopPeriod(t.ctx, 100);
+    t.ctx.waits.periodMs = 100;
     try {
       const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 }).outcome;
       await sleep(50);
@@ -109,7 +109,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
       await t.db.query(`UPDATE runs SET status = 'completed', completed_at = now() WHERE id = $1`, [run.id]);
       expect(await waiting).toMatchObject({ kind: 'terminal', run: { status: 'completed' } });
     } finally {
-      setBackstopPeriod(t.ctx, 1_500);
+      t.ctx.waits.periodMs = 1_500;
     }
   });
 
@@ -149,12 +149,12 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     await sleep(200);
     gc();
     const perWait = (process.memoryUsage().heapUsed - before) / rows.length;
-    expect(watchedRunCount(t.ctx)).toBe(10_000);
+    expect(t.ctx.waits.watchedRunCount).toBe(10_000);
     ac.abort();
     const outcomes = await Promise.all(waits);
     expect(outcomes.every((o) => o.kind === 'aborted')).toBe(true);
     expect(perWait).toBeLessThan(20 * 1024);
-    expect(watchedRunCount(t.ctx)).toBe(0);
+    expect(t.ctx.waits.watchedRunCount).toBe(0);
     expect(t.ctx.runWatch.watchedRuns).toBe(0);
   }, 120_000);
 });
@@ -182,7 +182,7 @@ describe('await-run over real sockets', () => {
     expect(await readRun(t, seenRunId)).toMatchObject({ status: 'queued' });
     release();
     expect(await waitForRun(t, seenRunId, (r) => r.status === 'completed')).toMatchObject({ output_data: { done: true } });
-    expect(watchedRunCount(t.ctx)).toBe(0);
+    expect(t.ctx.waits.watchedRunCount).toBe(0);
   });
 });
 
@@ -192,7 +192,7 @@ describe('await-run at shutdown', () => {
     try {
       const a = await workflowAgent(t2, n8n, n8nAnswers.never());
       const pending = t2.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger-and-wait`, headers: a.ingestAuth, payload: { timeoutMs: 60_000 } });
-      await vi.waitFor(() => expect(watchedRunCount(t2.ctx)).toBe(1));
+      await vi.waitFor(() => expect(t2.ctx.waits.watchedRunCount).toBe(1));
       await t2.app.close();
       const res = await pending;
       expect(res.statusCode, res.body).toBe(202);
@@ -208,7 +208,7 @@ describe.skipIf(!onPostgres)('await-run across instances (PostgreSQL LISTEN/NOTI
   it('decisions.md Scale-out: a wait held on instance A is woken by a callback that lands on instance B', async () => {
     const b = await t.another();
     // No backstop help within the window: only the NOTIFY from B's write can wake A in time.
-    setBackstopPeriod(t.ctx, 600_000);
+    t.ctx.waits.periodMs = 600_000;
     try {
       const a = await workflowAgent(t, n8n, async (ctx) => {
         await callback(b.app, a, platformRunId(ctx.body), { type: 'output', output: { from: 'instance B' }, outputs: 2, complete: true });
@@ -220,7 +220,7 @@ describe.skipIf(!onPostgres)('await-run across instances (PostgreSQL LISTEN/NOTI
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toMatchObject({ status: 'completed', output_data: { from: 'instance B' }, outputs: 2 });
     } finally {
-      setBackstopPeriod(t.ctx, 1_500);
+      t.ctx.waits.periodMs = 1_500;
     }
   });
 });

@@ -3,7 +3,7 @@
 // still polls at the short first delays. (Scheduling only: the adapter here answers every read with a failure,
 // which the poll simply retries, so no database is involved.)
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { pollTaskWhileWaiting, SYNC_POLL_BUDGET_PER_SECOND } from '../../src/sync/task-wait.ts';
+import { PollBudget, pollTaskWhileWaiting, SYNC_POLL_BUDGET_PER_SECOND } from '../../src/sync/task-wait.ts';
 import type { AppContext } from '../../src/context.ts';
 import type { RuntimeAdapter, RuntimeConnection } from '../../src/runtimes/runtime-adapter.ts';
 
@@ -15,7 +15,7 @@ const adapter = {
   },
 } as unknown as RuntimeAdapter;
 const runtime = { id: 1, kind: 'task' } as RuntimeConnection;
-const ctx = { log: { warn: () => {} } } as unknown as AppContext;
+const ctx = { log: { warn: () => {} }, pollBudget: new PollBudget() } as unknown as AppContext;
 
 function startPolls(n: number): AbortController[] {
   return Array.from({ length: n }, (_, i) => {

@@ -9,7 +9,6 @@ import { parseId } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
 import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
 import { webhookAgentMatches } from '../../webhooks/webhook-run.ts';
-import { handBackAllWaits } from '../../sync/await-run.ts';
 import webhookRoutes, { WEBHOOK_BODY_LIMIT } from './webhook.ts';
 
 declare module 'fastify' {
@@ -39,10 +38,4 @@ export default async function webhookContext(app: FastifyInstance): Promise<void
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
 
   await app.register(webhookRoutes);
-
-  // Shutdown must not wait up to 5 minutes for held callers: every synchronous wait of this instance (this
-  // context's and the ingest and zone ones alike) answers 202 now, before the server stops (decisions.md).
-  app.addHook('preClose', async () => {
-    await handBackAllWaits(app.ctx);
-  });
 }
