@@ -96,8 +96,4 @@ export class HeldCalls {
     for (const e of entries) e.abort('shutdown');
     await Promise.all(entries.map((e) => e.settled));
   }
-
-  get size(): number {
-    return this.#calls.size;
-  }
 }
