@@ -8,6 +8,7 @@ import { SecretBox } from './lib/secrets.ts';
 import { AgentDirectory } from './agents/agent-directory.ts';
 import { DbRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.ts';
 import { RunWatch } from './runs/run-watch.ts';
+import { createOutboundClient, type OutboundClient } from './lib/safe-http.ts';
 import { createRuntimeRegistry, type RuntimeRegistry } from './runtimes/runtime-registry.ts';
 
 export interface AppContext {
@@ -19,6 +20,8 @@ export interface AppContext {
   limiter: RateLimiter;
   runWatch: RunWatch;
   runtimes: RuntimeRegistry;
+  /** The SSRF-guarded client for every tenant- or runtime-supplied URL (webhook actions, OAuth token endpoints). */
+  outbound: OutboundClient;
   /** The platform-admin bearer for /api/admin (admin-api.md). */
   adminToken: string;
   log: FastifyBaseLogger;
@@ -53,6 +56,7 @@ export async function createContext(opts: ContextOptions): Promise<ServiceContex
     limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? (() => {}), { countsRideOnWrites: true }),
     runWatch,
     runtimes: opts.runtimes ?? createRuntimeRegistry(),
+    outbound: createOutboundClient({ allowHosts: opts.config.outboundAllowHosts }),
     adminToken: opts.adminToken,
   };
 }
@@ -60,4 +64,5 @@ export async function createContext(opts: ContextOptions): Promise<ServiceContex
 export async function stopContext(ctx: ServiceContext): Promise<void> {
   await ctx.agents.stop();
   await ctx.runWatch.stop();
+  await ctx.outbound.close();
 }
