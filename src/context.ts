@@ -13,6 +13,7 @@ import { AgentDirectory } from './agents/agent-directory.ts';
 import { DbRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.ts';
 import { HeldCalls } from './runs/held-workflow-calls.ts';
 import { RunWatch } from './runs/run-watch.ts';
+import { createOutboundClient, type OutboundClient } from './lib/safe-http.ts';
 import { createRuntimeRegistry, type RuntimeRegistry } from './runtimes/runtime-registry.ts';
 import { PollBudget } from './sync/task-wait.ts';
 import { WaitRegistry } from './sync/wait-registry.ts';
@@ -28,6 +29,8 @@ export interface AppContext {
   limiter: RateLimiter;
   runWatch: RunWatch;
   runtimes: RuntimeRegistry;
+  /** The SSRF-guarded client for every tenant- or runtime-supplied URL (webhook actions, OAuth token endpoints). */
+  outbound: OutboundClient;
   /** The platform-admin bearer for /api/admin (admin-api.md). */
   adminToken: string;
   /** The root logger; Fastify's request loggers are its children. */
@@ -72,6 +75,7 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
     limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? (() => {}), { countsRideOnWrites: true }),
     runWatch,
     runtimes: opts.runtimes ?? createRuntimeRegistry(),
+    outbound: createOutboundClient({ allowHosts: opts.config.outboundAllowHosts }),
     adminToken: opts.adminToken,
     log,
     heldCalls: new HeldCalls(runWatch),
@@ -87,6 +91,7 @@ export async function stopContext(ctx: AppContext): Promise<void> {
   await ctx.heldCalls.abortAll();
   await ctx.agents.stop();
   await ctx.runWatch.stop();
+  await ctx.outbound.close();
 }
 
 // buildApp hands this logger to Fastify, whose app.log is a child of it (adding Fastify's `res` serializer).

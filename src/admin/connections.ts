@@ -9,7 +9,7 @@ import { appendAudit } from '../orgs/audit-repo.ts';
 import {
   ACTIVE_CONNECTION_INDEX,
   deleteConnection,
-  findActiveSibling,
+  findActiveConnectionByIntegration,
   findConnection,
   insertConnectionOnce,
   listAgentConnections,
@@ -19,7 +19,7 @@ import {
   type ConnectionRow,
   type ConnectionSecretFields,
   type ConnectionType,
-} from '../agents/connections-admin-repo.ts';
+} from '../agents/connections-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, fieldsSet, isUniqueViolation, isUuid } from './validate.ts';
 import { parseExpiresAt } from './expires-at.ts';
@@ -156,7 +156,8 @@ export async function updateConnectionSettings(ctx: AppContext, id: string, body
       if (body.expires_at !== undefined) patch.token_expires_at = body.expires_at === null ? null : parseExpiresAt(body.expires_at);
       // A new access token without an expiry makes the stored expiry meaningless.
       else if (body.access_token !== undefined) patch.token_expires_at = null;
-      if (body.active === true && !current.active && (await findActiveSibling(tx, { id, agentId: current.agent_id, integrationId: current.integration_id }))) {
+      // `current` is inactive, so an active connection for its integration is another one.
+      if (body.active === true && !current.active && (await findActiveConnectionByIntegration(tx, current.agent_id, current.integration_id))) {
         throw activeConflict();
       }
       const updated = (await updateConnection(tx, id, patch, now))!;

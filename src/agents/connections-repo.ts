@@ -1,4 +1,115 @@
+// The `connections` table (admin-api.md "Connections"; spec 2.3, 4.4, 4.10): every statement on it, one function
+// each. A connection's secret fields are one sealed JSON object in secret_enc (ConnectionSecretFields); extras are
+// plain JSON because they are not secret.
 import type { Queryable } from '../storage/db.ts';
+
+export type ConnectionType = 'api_key' | 'basic_auth' | 'oauth';
+
+// admin-api.md field names of each type's sealed secret JSON. Type aliases, not interfaces, so the admin service
+// can build one from a plain record.
+export type ApiKeySecret = {
+  value: string;
+};
+
+export type BasicAuthSecret = {
+  username: string;
+  password: string;
+};
+
+export type OAuthSecret = {
+  access_token: string;
+  refresh_token?: string | null;
+  token_url?: string | null;
+  client_id?: string | null;
+  client_secret?: string | null;
+  scope?: string | null;
+  /** Set by a refresh, from the provider's answer. */
+  token_type?: string | null;
+  /** RFC 7591 name; default client_secret_post (see decisions). */
+  token_endpoint_auth_method?: 'client_secret_post' | 'client_secret_basic';
+};
+
+/** What secret_enc holds once opened with ctx.secrets.openJson, by the row's `type`. */
+export type ConnectionSecretFields = ApiKeySecret | BasicAuthSecret | OAuthSecret;
+
+export interface ConnectionRow {
+  id: string;
+  agent_id: number;
+  integration_id: string;
+  type: ConnectionType;
+  secret_enc: string;
+  extras: Record<string, unknown>;
+  active: boolean;
+  token_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const ACTIVE_CONNECTION_INDEX = 'connections_active_integration_key';
+
+/** Null when the agent already has an active connection for this integration (the partial unique index). */
+export async function insertConnectionOnce(
+  q: Queryable,
+  c: {
+    id: string;
+    agentId: number;
+    integrationId: string;
+    type: ConnectionType;
+    secretEnc: string;
+    extras: Record<string, unknown>;
+    active: boolean;
+    tokenExpiresAt: Date | null;
+  },
+  now: Date,
+): Promise<ConnectionRow | null> {
+  const { rows } = await q.query<ConnectionRow>(
+    `INSERT INTO connections (id, agent_id, integration_id, type, secret_enc, extras, active, token_expires_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $9)
+     ON CONFLICT DO NOTHING RETURNING *`,
+    [c.id, c.agentId, c.integrationId, c.type, c.secretEnc, JSON.stringify(c.extras), c.active, c.tokenExpiresAt, now],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findConnection(q: Queryable, id: string): Promise<ConnectionRow | null> {
+  const { rows } = await q.query<ConnectionRow>('SELECT * FROM connections WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
+export async function lockConnection(q: Queryable, id: string): Promise<ConnectionRow | null> {
+  const { rows } = await q.query<ConnectionRow>('SELECT * FROM connections WHERE id = $1 FOR UPDATE', [id]);
+  return rows[0] ?? null;
+}
+
+export async function listAgentConnections(q: Queryable, agentId: number): Promise<ConnectionRow[]> {
+  const { rows } = await q.query<ConnectionRow>('SELECT * FROM connections WHERE agent_id = $1 ORDER BY integration_id, created_at', [
+    agentId,
+  ]);
+  return rows;
+}
+
+export interface ConnectionPatchColumns {
+  secret_enc?: string;
+  extras?: Record<string, unknown>;
+  active?: boolean;
+  token_expires_at?: Date | null;
+}
+
+export async function updateConnection(q: Queryable, id: string, patch: ConnectionPatchColumns, now: Date): Promise<ConnectionRow | null> {
+  const params: unknown[] = [id, now];
+  const sets = ['updated_at = $2'];
+  if (patch.secret_enc !== undefined) sets.push(`secret_enc = $${params.push(patch.secret_enc)}`);
+  if (patch.extras !== undefined) sets.push(`extras = $${params.push(JSON.stringify(patch.extras))}::jsonb`);
+  if (patch.active !== undefined) sets.push(`active = $${params.push(patch.active)}`);
+  if (patch.token_expires_at !== undefined) sets.push(`token_expires_at = $${params.push(patch.token_expires_at)}`);
+  const { rows } = await q.query<ConnectionRow>(`UPDATE connections SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params);
+  return rows[0] ?? null;
+}
+
+export async function deleteConnection(q: Queryable, id: string): Promise<ConnectionRow | null> {
+  const { rows } = await q.query<ConnectionRow>('DELETE FROM connections WHERE id = $1 RETURNING *', [id]);
+  return rows[0] ?? null;
+}
 
 export type ConnectionIds = Record<string, { integrationId: string; connectionId: string }>;
 
@@ -11,4 +122,25 @@ export async function activeConnectionIds(q: Queryable, agentId: number): Promis
   const map: ConnectionIds = Object.create(null);
   for (const r of rows) map[r.integration_id] = { integrationId: r.integration_id, connectionId: r.id };
   return { ...map };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The agent's active connection with this id; null for an unknown, inactive or foreign one (or a non-uuid). */
+export async function findActiveConnectionOfAgent(q: Queryable, agentId: number, connectionId: string): Promise<ConnectionRow | null> {
+  if (!UUID.test(connectionId)) return null; // a non-uuid would be a SQL error; it is simply not found
+  const { rows } = await q.query<ConnectionRow>('SELECT * FROM connections WHERE id = $1 AND agent_id = $2 AND active', [
+    connectionId.toLowerCase(),
+    agentId,
+  ]);
+  return rows[0] ?? null;
+}
+
+/** The agent's active connection for an integration (at most one: connections_active_integration_key). */
+export async function findActiveConnectionByIntegration(q: Queryable, agentId: number, integrationId: string): Promise<ConnectionRow | null> {
+  const { rows } = await q.query<ConnectionRow>('SELECT * FROM connections WHERE agent_id = $1 AND integration_id = $2 AND active', [
+    agentId,
+    integrationId,
+  ]);
+  return rows[0] ?? null;
 }

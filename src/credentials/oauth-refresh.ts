@@ -6,28 +6,13 @@
 // On PGlite there is only ever one instance, and a PGlite transaction holds its only connection (every other query
 // would stall behind the provider call), so there the single-flight map alone is the lock.
 // Refresh tokens may rotate: whatever the provider returns replaces the stored one in the same write.
-import net from 'node:net';
-import ipaddr from 'ipaddr.js';
 import * as oauth from 'oauth4webapi';
 import type { AppContext } from '../context.ts';
 import type { Db, Queryable } from '../storage/db.ts';
-import { findConnection, lockConnection, updateConnection, type ConnectionRow } from '../agents/connections-admin-repo.ts';
-import { parseAllowList } from '../lib/safe-http.ts';
+import { findConnection, lockConnection, updateConnection, type ConnectionRow, type OAuthSecret } from '../agents/connections-repo.ts';
+import type { OutboundClient } from '../lib/safe-http.ts';
 import type { SingleFlight } from '../lib/single-flight.ts';
 import { ApiError, errors } from '../errors.ts';
-
-/** The secret JSON of an `oauth` connection (sealed in connections.secret_enc; admin-api.md field names). */
-export interface OAuthSecret {
-  access_token: string;
-  refresh_token?: string | null;
-  token_url?: string | null;
-  client_id?: string | null;
-  client_secret?: string | null;
-  scope?: string | null;
-  token_type?: string | null;
-  /** RFC 7591 name; default client_secret_post (see decisions). */
-  token_endpoint_auth_method?: 'client_secret_post' | 'client_secret_basic';
-}
 
 export interface CurrentToken {
   secret: OAuthSecret;
@@ -93,7 +78,7 @@ async function withConnectionLock<T>(db: Db, connectionId: string, fn: (q: Query
 
 /** One refresh_token grant (RFC 6749 §6) through oauth4webapi. Every failure is a 502 without provider detail. */
 async function requestRefresh(ctx: AppContext, connectionId: string, secret: OAuthSecret): Promise<oauth.TokenEndpointResponse> {
-  const tokenUrl = usableTokenUrl(secret.token_url!, ctx.config.outboundAllowHosts);
+  const tokenUrl = usableTokenUrl(secret.token_url!, ctx.outbound);
   if (!tokenUrl) {
     ctx.log.warn({ connectionId }, 'oauth refresh skipped: token_url must be https (http only for ARS_OUTBOUND_ALLOW_HOSTS)');
     throw upstreamFailed();
@@ -109,7 +94,7 @@ async function requestRefresh(ctx: AppContext, connectionId: string, secret: OAu
     const response = await oauth.refreshTokenGrantRequest(as, client, auth, secret.refresh_token!, {
       signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
       [oauth.allowInsecureRequests]: tokenUrl.protocol === 'http:',
-      [oauth.customFetch]: fetchIgnoringIdToken,
+      [oauth.customFetch]: (url, init) => fetchIgnoringIdToken(ctx.outbound, url, init),
     });
     return await oauth.processRefreshTokenResponse(as, client, response);
   } catch (err) {
@@ -136,8 +121,12 @@ function upstreamFailed(): ApiError {
  * We never use ID tokens; an OIDC provider that adds one to a refresh answer would otherwise make oauth4webapi
  * validate it against an issuer we never discovered (e.g. Google's token endpoint is not its issuer).
  */
-async function fetchIgnoringIdToken(url: string, init: oauth.CustomFetchOptions<'POST', URLSearchParams>): Promise<Response> {
-  const res = await fetch(url, init);
+async function fetchIgnoringIdToken(
+  client: OutboundClient,
+  url: string,
+  init: oauth.CustomFetchOptions<'POST', URLSearchParams>,
+): Promise<Response> {
+  const res = await client.fetch(url, init);
   if (!res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return res;
   const text = await res.text();
   let body: unknown;
@@ -155,23 +144,20 @@ async function fetchIgnoringIdToken(url: string, init: oauth.CustomFetchOptions<
   return new Response(text, { status: res.status, statusText: res.statusText, headers });
 }
 
-/** https always; plain http only to a host the operator listed in ARS_OUTBOUND_ALLOW_HOSTS (a local provider). */
-export function usableTokenUrl(raw: string, allowHosts: string[]): URL | null {
+/**
+ * https always; plain http only to a host the operator listed in ARS_OUTBOUND_ALLOW_HOSTS (a local provider). The
+ * guarded client decides which addresses may be reached; this rule keeps client secrets and refresh tokens, which
+ * go to public hosts too, off cleartext.
+ */
+export function usableTokenUrl(raw: string, client: Pick<OutboundClient, 'isAllowListed'>): URL | null {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return null;
   }
-  if (url.username !== '' || url.password !== '') return null;
   if (url.protocol === 'https:') return url;
-  if (url.protocol !== 'http:') return null;
-  const allow = parseAllowList(allowHosts);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (allow.hosts.has(host)) return url;
-  if (net.isIP(host) === 0) return null;
-  const ip = ipaddr.process(host);
-  return allow.cidrs.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits)) ? url : null;
+  return url.protocol === 'http:' && client.isAllowListed(url.hostname) ? url : null;
 }
 
 function nonEmpty(v: unknown): v is string {

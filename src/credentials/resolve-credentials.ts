@@ -3,7 +3,13 @@
 // `credentials.resolved` with which run (or user) resolved which connection — never the secret.
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
-import { findActiveConnectionByIntegration, findActiveConnectionOfAgent, type ConnectionRow } from '../agents/credentials-repo.ts';
+import {
+  findActiveConnectionByIntegration,
+  findActiveConnectionOfAgent,
+  type ApiKeySecret,
+  type BasicAuthSecret,
+  type ConnectionRow,
+} from '../agents/connections-repo.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { ApiError, errors } from '../errors.ts';
 import { checkCredentialsToken } from '../agents/agent-tokens.ts';
@@ -16,15 +22,6 @@ export type ResolvedCredential =
   | { type: 'api_key'; value: string; extras: Extras }
   | { type: 'basic_auth'; username: string; password: string; extras: Extras }
   | { type: 'oauth'; access_token: string; extras: Extras };
-
-/** Sealed secret JSON per type (admin-api.md field names); oauth's is OAuthSecret. */
-interface ApiKeySecret {
-  value: string;
-}
-interface BasicAuthSecret {
-  username: string;
-  password: string;
-}
 
 /** The answer for one active connection. Throws 502 upstream_failed when an OAuth refresh is refused. */
 export async function resolveConnection(ctx: AppContext, conn: ConnectionRow): Promise<ResolvedCredential> {

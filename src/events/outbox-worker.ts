@@ -4,62 +4,50 @@ import type { AppContext } from '../context.ts';
 import { Sweeper } from '../lib/sweeper.ts';
 import { claimDueDeliveries } from './outbox-repo.ts';
 import { RUN_EVENTS_CHANNEL } from '../runs/run-transitions.ts';
-import { createOutboundClient, type OutboundClient } from '../lib/safe-http.ts';
+import type { OutboundClient } from '../lib/safe-http.ts';
 import { deliverEvent, type DeliveryOutcome } from './deliver-event.ts';
 
 /** Longer than a delivery can take (15 s timeout), so a lease only lapses when its worker died. */
 const LEASE_MS = 60_000;
 const BATCH = 20;
-const OUTBOUND_TIMEOUT_MS = 15_000;
 const EVENT_STATUSES = new Set(['completed', 'failed', 'cancelled', 'waiting']);
 
 export type DeliveryTally = Record<DeliveryOutcome | 'error', number>;
 
-export function outboundClientFor(ctx: AppContext): OutboundClient {
-  return createOutboundClient({ allowHosts: ctx.config.outboundAllowHosts, timeoutMs: OUTBOUND_TIMEOUT_MS });
-}
 
 /**
  * One pass: claims the rows due at `now` (in batches, until none are left) and attempts each; a batch's
  * deliveries run in parallel and end within the outbound timeout, well inside the lease. Callable directly
- * (tests move a ManualClock and call this); without a `client` it opens one for the pass and closes it after.
+ * (tests move a ManualClock and call this); deliveries go through the instance's guarded client unless given one.
  */
-export async function deliverDueOnce(ctx: AppContext, now: Date, client?: OutboundClient): Promise<DeliveryTally> {
+export async function deliverDueOnce(ctx: AppContext, now: Date, client: OutboundClient = ctx.outbound): Promise<DeliveryTally> {
   const tally: DeliveryTally = { delivered: 0, retry: 0, given_up: 0, superseded: 0, error: 0 };
-  const own = client ?? outboundClientFor(ctx);
-  try {
-    for (let batch = 0; ; batch += 1) {
-      // Later batches read the clock again: a lease computed from a stale `now` could already have lapsed.
-      const at = batch === 0 ? now : ctx.clock.now();
-      const lease = new Date(at.getTime() + LEASE_MS);
-      const rows = await claimDueDeliveries(ctx.db, at, lease, BATCH);
-      const outcomes = await Promise.all(
-        rows.map((row) =>
-          deliverEvent(ctx, own, row, at).catch((err: unknown): 'error' => {
-            // A database error while settling, say: the row's lease lapses and it is tried again.
-            ctx.log.error({ err, outboxId: row.id }, 'webhook action delivery crashed');
-            return 'error';
-          }),
-        ),
-      );
-      for (const o of outcomes) tally[o] += 1;
-      if (rows.length < BATCH) return tally;
-    }
-  } finally {
-    if (!client) await own.close();
+  for (let batch = 0; ; batch += 1) {
+    // Later batches read the clock again: a lease computed from a stale `now` could already have lapsed.
+    const at = batch === 0 ? now : ctx.clock.now();
+    const lease = new Date(at.getTime() + LEASE_MS);
+    const rows = await claimDueDeliveries(ctx.db, at, lease, BATCH);
+    const outcomes = await Promise.all(
+      rows.map((row) =>
+        deliverEvent(ctx, client, row, at).catch((err: unknown): 'error' => {
+          // A database error while settling, say: the row's lease lapses and it is tried again.
+          ctx.log.error({ err, outboxId: row.id }, 'webhook action delivery crashed');
+          return 'error';
+        }),
+      ),
+    );
+    for (const o of outcomes) tally[o] += 1;
+    if (rows.length < BATCH) return tally;
   }
 }
 
-/** The background loop: a Sweeper whose start also listens for status changes, and whose stop closes both. */
+/** The background loop: a Sweeper whose start also listens for status changes, and whose stop ends both. */
 export class OutboxWorker extends Sweeper {
-  readonly #client: OutboundClient;
   readonly #ctx: AppContext;
   #unlisten: Promise<(() => Promise<void>) | null> | null = null;
 
   constructor(ctx: AppContext, intervalMs = 1_000) {
-    const client = outboundClientFor(ctx);
-    super('outbox-delivery', intervalMs, () => deliverDueOnce(ctx, ctx.clock.now(), client), ctx.log);
-    this.#client = client;
+    super('outbox-delivery', intervalMs, () => deliverDueOnce(ctx, ctx.clock.now()), ctx.log);
     this.#ctx = ctx;
   }
 
@@ -80,6 +68,5 @@ export class OutboxWorker extends Sweeper {
     const unlisten = await this.#unlisten;
     await unlisten?.();
     await super.stop();
-    await this.#client.close();
   }
 }

@@ -1,14 +1,9 @@
-// Outbound delivery for webhook actions (decisions.md "Events"): SSRF-guarded, 15 s total, no redirects.
-// The address check runs inside the connector, on the addresses the socket will actually use, so a DNS answer
-// that changes between a pre-check and the connect (rebinding) cannot reach an internal address. Pooled
-// connections are only ever opened through that connector, so reusing one reuses an already-checked address.
-import dns from 'node:dns';
-import net from 'node:net';
-import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector } from 'undici';
-
-type IP = ipaddr.IPv4 | ipaddr.IPv6;
-type Resolver = (hostname: string, family: number) => Promise<dns.LookupAddress[]>;
+// The one outbound HTTP client for URLs a tenant or a runtime supplied (decisions.md "One way per job"): webhook
+// actions use `post`, OAuth token endpoints `fetch` (oauth4webapi's customFetch). Every connection goes through
+// the SSRF guard (outbound-guard.ts); redirects are never followed; one timer bounds DNS, connect, headers and body;
+// the bytes read from an answer are bounded. One client per service instance (ctx.outbound), closed with it.
+import { Agent, fetch as undiciFetch } from 'undici';
+import { guardedConnector, isHostListed, parseAllowList, systemResolve, type Resolver } from './outbound-guard.ts';
 
 export type OutboundFailureReason =
   | 'invalid_url'
@@ -24,26 +19,44 @@ export type OutboundResult =
 
 export interface OutboundClient {
   post(url: string, body: string, headers: Record<string, string>): Promise<OutboundResult>;
+  /**
+   * A fetch for libraries that take one (oauth4webapi): the answer is read whole, at most maxResponseBytes, into
+   * a standard Response. Rejects with the network error's own code (ARS_OUTBOUND_BLOCKED, ECONNREFUSED, …), with
+   * ARS_OUTBOUND_TOO_LARGE, or with the abort reason; a 3xx comes back as it is.
+   */
+  fetch(url: string, init?: OutboundFetchInit): Promise<Response>;
+  /** The URL host itself (a name, or an IP literal in a listed range) is on ARS_OUTBOUND_ALLOW_HOSTS. */
+  isAllowListed(host: string): boolean;
   close(): Promise<void>;
+}
+
+export interface OutboundFetchInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | URLSearchParams | null;
+  /** Ends the exchange earlier than the client's own timeout. */
+  signal?: AbortSignal | null;
 }
 
 export interface OutboundClientOptions {
   /** Parsed `ARS_OUTBOUND_ALLOW_HOSTS`: exact host names, IP addresses and CIDRs exempt from the guard. */
   allowHosts: string[];
   timeoutMs?: number;
-  /** Response bytes read before the body is abandoned; the status is all a delivery needs. */
+  /** Response bytes read at most: `post` abandons the rest (the status is all a delivery needs), `fetch` fails. */
   maxResponseBytes?: number;
   /** DNS resolution, replaceable in tests; defaults to dns.lookup with all: true. */
   resolve?: Resolver;
 }
 
-/** Raised inside the connector; `code` survives undici and net, which pass connect errors through as-is. */
-export class OutboundBlockedError extends Error {
-  readonly code = 'ARS_OUTBOUND_BLOCKED';
-  constructor(host: string) {
-    super(`outbound address for ${host} is not allowed`);
+export class OutboundTooLargeError extends Error {
+  readonly code = 'ARS_OUTBOUND_TOO_LARGE';
+  constructor(maxBytes: number) {
+    super(`outbound answer is larger than ${maxBytes} bytes`);
   }
 }
+
+/** Statuses whose Response must not carry a body (the Fetch standard's null body statuses). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
   const { timeoutMs = 15_000, maxResponseBytes = 64 * 1024, resolve = systemResolve } = options;
@@ -79,7 +92,39 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     }
   }
 
-  return { post, close: () => agent.close() };
+  async function guardedFetch(url: string, init: OutboundFetchInit = {}): Promise<Response> {
+    const target = parseTarget(url);
+    if (typeof target === 'string') throw new TypeError(`outbound fetch refused: ${target}`);
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    try {
+      const res = await undiciFetch(target, {
+        method: init.method,
+        headers: init.headers,
+        body: init.body,
+        signal,
+        redirect: 'manual',
+        dispatcher: agent,
+      });
+      const bytes = await readAtMost(res.body, maxResponseBytes);
+      const headers = new Headers([...res.headers]);
+      // The body was decoded and is re-framed: the original length and encoding no longer describe it.
+      headers.delete('content-length');
+      headers.delete('content-encoding');
+      return new Response(NULL_BODY.has(res.status) ? null : bytes, { status: res.status, statusText: res.statusText, headers });
+    } catch (err) {
+      // undici's fetch reports every network failure as TypeError('fetch failed'); its cause carries the code.
+      const cause = (err as { cause?: unknown } | null)?.cause;
+      throw err instanceof TypeError && cause instanceof Error ? cause : err;
+    }
+  }
+
+  return {
+    post,
+    fetch: guardedFetch,
+    isAllowListed: (host) => isHostListed(host, allow),
+    close: () => agent.close(),
+  };
 }
 
 /**
@@ -132,89 +177,13 @@ async function drain(body: AsyncIterable<Buffer>, maxBytes: number): Promise<voi
   }
 }
 
-function guardedConnector(allow: AllowList, resolve: Resolver, timeoutMs: number): buildConnector.connector {
-  const lookup: net.LookupFunction = (hostname, lookupOptions, callback) => {
-    const family = typeof lookupOptions.family === 'number' ? lookupOptions.family : 0;
-    resolve(hostname, family).then(
-      (addresses) => {
-        // Keep only the addresses we may reach, so the socket can never try a refused one.
-        const usable = allow.hosts.has(normalizeHost(hostname))
-          ? addresses
-          : addresses.filter((entry) => isAddressAllowed(entry.address, allow));
-        const first = usable[0];
-        if (first === undefined) return callback(new OutboundBlockedError(hostname), '', 0);
-        if (lookupOptions.all) return callback(null, usable);
-        callback(null, first.address, first.family);
-      },
-      (err: NodeJS.ErrnoException) => callback(err, '', 0),
-    );
-  };
-  const connect = buildConnector({ lookup, timeout: timeoutMs });
-
-  return (connectOptions, callback) => {
-    // net.connect skips `lookup` for IP literals, so literals are checked here, before any socket exists.
-    const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (net.isIP(host) !== 0 && !isAddressAllowed(host, allow)) {
-      callback(new OutboundBlockedError(host), null);
-      return;
-    }
-    connect(connectOptions, callback);
-  };
-}
-
-const systemResolve: Resolver = (hostname, family) => dns.promises.lookup(hostname, { all: true, family });
-
-export interface AllowList {
-  hosts: Set<string>;
-  cidrs: [IP, number][];
-}
-
-/** Entries are exact host names ("localhost"), IP addresses ("127.0.0.1", "::1") or CIDRs ("10.0.0.0/8"). */
-export function parseAllowList(entries: string[]): AllowList {
-  const allow: AllowList = { hosts: new Set(), cidrs: [] };
-  for (const raw of entries) {
-    const entry = raw.trim().replace(/^\[(.*)\]$/, '$1');
-    if (entry === '') continue;
-    if (ipaddr.isValidCIDR(entry)) {
-      const [ip, bits] = ipaddr.parseCIDR(entry);
-      allow.cidrs.push(unmapCidr(ip, bits));
-    } else if (net.isIP(entry) !== 0) {
-      const ip = unmap(ipaddr.parse(entry));
-      allow.cidrs.push([ip, ip.kind() === 'ipv4' ? 32 : 128]);
-    } else if (/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(entry)) {
-      allow.hosts.add(normalizeHost(entry));
-    } else {
-      // Fail fast at start (house style 7): a typo here would otherwise silently block deliveries.
-      throw new TypeError(`ARS_OUTBOUND_ALLOW_HOSTS: "${raw}" is not a host name, IP address or CIDR`);
-    }
+async function readAtMost(body: AsyncIterable<Uint8Array> | null, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
+  let read = 0;
+  for await (const chunk of body ?? []) {
+    read += chunk.length;
+    if (read > maxBytes) throw new OutboundTooLargeError(maxBytes); // leaving the loop cancels the stream
+    chunks.push(chunk);
   }
-  return allow;
-}
-
-/** Only globally routable unicast is reachable by default; an allow-list CIDR overrides that. */
-export function isAddressAllowed(address: string, allow: AllowList): boolean {
-  let ip: IP;
-  try {
-    // An IPv6 zone id ("fe80::1%eth0") is not part of the address range.
-    ip = unmap(ipaddr.parse(address.replace(/%.*$/, '')));
-  } catch {
-    return false;
-  }
-  if (allow.cidrs.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits))) return true;
-  return ip.range() === 'unicast';
-}
-
-// IPv4-mapped IPv6 (::ffff:a.b.c.d) reaches the IPv4 host, so it is judged as that IPv4 address.
-function unmap(ip: IP): IP {
-  return ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip;
-}
-
-function unmapCidr(ip: IP, bits: number): [IP, number] {
-  return ip.kind() === 'ipv6' && bits >= 96 && (ip as ipaddr.IPv6).isIPv4MappedAddress()
-    ? [(ip as ipaddr.IPv6).toIPv4Address(), bits - 96]
-    : [ip, bits];
-}
-
-function normalizeHost(host: string): string {
-  return host.toLowerCase().replace(/\.$/, '');
+  return new Uint8Array(Buffer.concat(chunks));
 }

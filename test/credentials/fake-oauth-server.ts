@@ -21,6 +21,8 @@ export class FakeOAuthServer {
   gate: Promise<void> | null = null;
   /** Text every refusal carries, to prove provider bodies never reach our answers or logs. */
   readonly refusalMarker = 'PROVIDER-BODY-MARKER-do-not-leak';
+  /** TCP connections accepted, requests or not: proves a refused call never reached the socket. */
+  connections = 0;
   #issued = 0;
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
@@ -56,6 +58,7 @@ export class FakeOAuthServer {
       });
     });
     this.#server.on('connection', (s) => {
+      this.connections += 1;
       this.#sockets.add(s);
       s.on('close', () => this.#sockets.delete(s));
     });

@@ -176,6 +176,33 @@ describe('spec 4.10: OAuth refresh', () => {
     }
   });
 
+  it('decisions "One way per job": a token URL reaching loopback, private or metadata addresses off the allow-list is refused by the guarded client (502), no connection made', async () => {
+    const strict = await createTestApp();
+    try {
+      const x = await seedAgent(strict);
+      const tok = await credentialsToken(strict, x.agent);
+      const port = new URL(provider.tokenUrl).port;
+      const connectionsBefore = provider.connections;
+      const tokenUrls = [
+        `https://127.0.0.1:${port}/oauth/token`, // https passes the scheme rule; the address guard refuses it
+        `https://localhost:${port}/oauth/token`, // refused on the resolved address
+        'https://10.0.0.1/oauth/token',
+        'https://169.254.169.254/oauth/token',
+      ];
+      for (const tokenUrl of tokenUrls) {
+        const id = await seedConnection(strict, x.agent.id, { type: 'oauth', secret: oauthSecret({ token_url: tokenUrl }), expiresAt: expired() });
+        const res = await strict.app.inject({ method: 'GET', url: `/api/credentials/${id}/resolve`, headers: { ...x.agentAuth, 'x-credentials-token': tok } });
+        expect(res.statusCode, tokenUrl).toBe(502);
+        expect(res.json(), tokenUrl).toMatchObject({ code: 'upstream_failed' });
+      }
+      expect(provider.connections).toBe(connectionsBefore);
+      expect(provider.calls).toHaveLength(0);
+      expect(strict.logs.join('\n').match(/"kind":"ARS_OUTBOUND_BLOCKED"/g)).toHaveLength(tokenUrls.length);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it.skipIf(!onPostgres)('spec 4.10 / decisions "Scale-out": two instances on one PostgreSQL refresh a connection once', async () => {
     const other = await t.another();
     const id = await seedConnection(t, a.agent.id, { type: 'oauth', secret: oauthSecret(), expiresAt: expired() });

@@ -3,62 +3,18 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  createOutboundClient,
-  isAddressAllowed,
-  parseAllowList,
-  type OutboundClient,
-  type OutboundClientOptions,
-} from '../../src/lib/safe-http.ts';
+import { createOutboundClient, type OutboundClient, type OutboundClientOptions } from '../../src/lib/safe-http.ts';
+import { TestReceiver } from './receiver.ts';
 
-interface Received {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-const received: Received[] = [];
-let server: http.Server;
+const receiver = new TestReceiver();
+const received = receiver.received;
 let port: number;
 
-// One real receiver; the path picks its behaviour.
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
-      const url = new URL(req.url ?? '/', 'http://x');
-      const status = Number(url.searchParams.get('status') ?? '200');
-      if (url.pathname === '/hang') return; // never answers
-      if (url.pathname === '/redirect') {
-        res.writeHead(status, { location: '/target' }).end();
-        return;
-      }
-      if (url.pathname === '/big') {
-        res.writeHead(200, { 'content-type': 'application/octet-stream' });
-        res.end(Buffer.alloc(5 * 1024 * 1024, 1));
-        return;
-      }
-      if (url.pathname === '/endless') {
-        res.writeHead(200);
-        const chunk = Buffer.alloc(16 * 1024, 1);
-        const timer = setInterval(() => res.write(chunk), 5);
-        res.on('close', () => clearInterval(timer));
-        return;
-      }
-      res.writeHead(status, { 'content-type': 'text/plain' }).end('thanks');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  port = (await receiver.start()).port;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => receiver.stop());
 
 const clients: OutboundClient[] = [];
 function client(options: Partial<OutboundClientOptions> = {}): OutboundClient {
@@ -70,7 +26,7 @@ function client(options: Partial<OutboundClientOptions> = {}): OutboundClient {
 afterEach(async () => {
   vi.restoreAllMocks();
   received.length = 0;
-  server.closeAllConnections();
+  receiver.dropConnections();
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
@@ -193,7 +149,7 @@ describe('outbound webhook delivery', () => {
     const c = client({ allowHosts: ['127.0.0.1'], resolve });
     expect((await c.post(`http://rebind.test:${port}/`, BODY, { connection: 'close' })).ok).toBe(true);
     answer = '169.254.169.254';
-    server.closeAllConnections();
+    receiver.dropConnections();
     expect(await c.post(`http://rebind.test:${port}/`, BODY, {})).toEqual({ ok: false, reason: 'blocked_address', retryable: false });
     expect(resolve).toHaveBeenCalledTimes(2);
   });
@@ -270,42 +226,71 @@ describe('outbound webhook delivery', () => {
   });
 });
 
-describe('address classification', () => {
-  const none = parseAllowList([]);
+const form = () => new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'r' });
+const local = (options: Partial<OutboundClientOptions> = {}) => client({ allowHosts: ['127.0.0.1'], ...options });
+const at = (path: string) => `http://127.0.0.1:${port}${path}`;
 
-  it('spec 6 (decisions "Events"): only global unicast is reachable by default', () => {
-    for (const ok of ['93.184.216.34', '8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2001:4860:4860::8888']) {
-      expect(isAddressAllowed(ok, none), ok).toBe(true);
-    }
-    for (const bad of [
-      '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.0.1', '172.31.0.1', '192.168.0.1', '169.254.169.254',
-      '100.64.0.1', '100.127.255.254', '0.0.0.0', '224.0.0.1', '239.255.255.250', '255.255.255.255', '192.0.2.1',
-      '198.18.0.1', '240.0.0.1', '::', '::1', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fdff::1', 'ff02::1',
-      '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:a00:1::', '2001:db8::1',
-      'not-an-ip', '',
-    ]) {
-      expect(isAddressAllowed(bad, none), bad).toBe(false);
-    }
+// What oauth4webapi calls for OAuth token endpoints: the same guard as deliveries, redirects returned (never
+// followed), one deadline and a bounded answer.
+describe('guarded fetch', () => {
+  it('decisions "One way per job": answers a standard Response with status, headers and the whole body', async () => {
+    const res = await local().fetch(at('/token?status=201'), { method: 'POST', headers: { accept: 'application/json' }, body: form() });
+    expect(res).toBeInstanceOf(Response);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toBe('text/plain');
+    expect(await res.text()).toBe('thanks');
+    expect(received[0]).toMatchObject({ method: 'POST', url: '/token?status=201', body: 'grant_type=refresh_token&refresh_token=r' });
+    expect(received[0]?.headers.accept).toBe('application/json');
   });
 
-  it('spec 6 (decisions "Events"): allow-list CIDRs open exactly their range, mapped IPv6 included', () => {
-    const allow = parseAllowList(['10.0.0.0/8', '::1', 'fd00::/8', '::ffff:192.168.1.0/120']);
-    expect(isAddressAllowed('10.20.30.40', allow)).toBe(true);
-    expect(isAddressAllowed('::ffff:10.20.30.40', allow)).toBe(true);
-    expect(isAddressAllowed('11.0.0.1', allow)).toBe(true); // public anyway
-    expect(isAddressAllowed('172.16.0.1', allow)).toBe(false);
-    expect(isAddressAllowed('::1', allow)).toBe(true);
-    expect(isAddressAllowed('fd12::1', allow)).toBe(true);
-    expect(isAddressAllowed('fc00::1', allow)).toBe(false);
-    expect(isAddressAllowed('192.168.1.9', allow)).toBe(true);
-    expect(isAddressAllowed('192.168.2.9', allow)).toBe(false);
+  it('decisions "One way per job": loopback, private and metadata addresses off the allow-list are refused before any socket', async () => {
+    const connect = vi.spyOn(net, 'connect');
+    const c = client();
+    for (const url of [at('/token'), 'http://10.0.0.1/token', 'https://169.254.169.254/token', 'https://[::1]/token']) {
+      await expect(c.fetch(url, { method: 'POST', body: form() }), url).rejects.toMatchObject({ code: 'ARS_OUTBOUND_BLOCKED' });
+    }
+    expect(connect).not.toHaveBeenCalled();
+    expect(received).toHaveLength(0);
   });
 
-  it('spec 6 (decisions "Configuration"): a malformed allow-list entry fails fast', () => {
-    expect(() => parseAllowList(['10.0.0.0/33'])).toThrow(/ARS_OUTBOUND_ALLOW_HOSTS/);
-    expect(() => parseAllowList(['exa mple.com'])).toThrow(TypeError);
-    expect(() => parseAllowList(['http://example.com'])).toThrow(TypeError);
-    expect(() => parseAllowList(['', '  ', 'hooks.example.com', 'localhost'])).not.toThrow();
-    expect(() => createOutboundClient({ allowHosts: ['*'] })).toThrow(TypeError);
+  it('decisions "One way per job": a name resolving to a private address is refused on the resolved address', async () => {
+    const resolve = vi.fn(async () => [{ address: '127.0.0.1', family: 4 }]);
+    await expect(client({ resolve }).fetch(`http://idp.test:${port}/token`)).rejects.toMatchObject({ code: 'ARS_OUTBOUND_BLOCKED' });
+    expect(resolve).toHaveBeenCalledOnce();
+    expect(received).toHaveLength(0);
+  });
+
+  it('decisions "One way per job": a redirect is answered as it is, never followed; a null-body status has no body', async () => {
+    const res = await local().fetch(at('/redirect?status=302'), { method: 'POST', body: form() });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/target');
+    expect(received.map((r) => r.url)).toEqual(['/redirect?status=302']);
+    expect((await local().fetch(at('/?status=204'))).body).toBeNull();
+  });
+
+  it('decisions "One way per job": an answer larger than maxResponseBytes fails', async () => {
+    await expect(local().fetch(at('/big'))).rejects.toMatchObject({ code: 'ARS_OUTBOUND_TOO_LARGE' });
+    const all = await local({ maxResponseBytes: 6 * 1024 * 1024 }).fetch(at('/big'));
+    expect((await all.arrayBuffer()).byteLength).toBe(5 * 1024 * 1024);
+  });
+
+  it('decisions "One way per job": the client timeout and the caller signal both end a silent exchange', async () => {
+    await expect(local({ timeoutMs: 300 }).fetch(at('/hang'))).rejects.toMatchObject({ name: 'TimeoutError' });
+    const started = Date.now();
+    await expect(local().fetch(at('/hang'), { signal: AbortSignal.timeout(200) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('decisions "One way per job": only http(s) URLs without credentials are fetched', async () => {
+    const c = local();
+    for (const url of ['file:///etc/passwd', 'ftp://127.0.0.1/', 'not a url', `http://user:pw@127.0.0.1:${port}/token`]) {
+      await expect(c.fetch(url), url).rejects.toBeInstanceOf(TypeError);
+    }
+    expect(received).toHaveLength(0);
+  });
+
+  it('decisions "Credentials and zones": isAllowListed reports the operator list for a URL host', () => {
+    const c = client({ allowHosts: ['127.0.0.1', 'idp.local'] });
+    expect([c.isAllowListed('127.0.0.1'), c.isAllowListed('idp.local'), c.isAllowListed('localhost')]).toEqual([true, true, false]);
   });
 });

@@ -6,13 +6,14 @@ import { ApiError } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { userCredential } from '../../orgs/user-auth.ts';
 import { passZoneProxy } from '../../zones/zone-proxy-access.ts';
-import { createZoneDispatcher, forward, forwardedRequestHeaders, upstreamUrl } from './forward.ts';
+import { createZoneProxyClient, upstreamUrl } from '../../zones/zone-proxy-client.ts';
+import { forward, forwardedRequestHeaders } from './forward.ts';
 
 const PREFIX = /^\/zones\/([^/?#]+)\/app/;
 
 export default async function zoneProxyRoutes(app: FastifyInstance): Promise<void> {
-  const dispatcher = createZoneDispatcher();
-  app.addHook('onClose', async () => dispatcher.destroy());
+  const client = createZoneProxyClient(); // one per instance, for its keep-alive pool
+  app.addHook('onClose', async () => client.close());
   // Leave every body on the socket: the handler pipes it to the zone app as it arrives.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -23,7 +24,7 @@ export default async function zoneProxyRoutes(app: FastifyInstance): Promise<voi
     const pass = await passZoneProxy(app.ctx, parseId(match?.[1]), userCredential(req.headers.authorization, req.headers.cookie));
     const target = upstreamUrl(pass.zoneAppUrl, rawUrl.slice(match![0].length));
     if (!target) throw new ApiError('invalid_body', 'path must not contain . or .. segments');
-    return forward(dispatcher, req, reply, target, forwardedRequestHeaders(req, pass.zoneToken, `/zones/${pass.agentId}/app`));
+    return forward(client, req, reply, target, forwardedRequestHeaders(req, pass.zoneToken, `/zones/${pass.agentId}/app`));
   };
   const methods = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
   app.route({ method: methods, url: '/', handler });
