@@ -21,7 +21,8 @@ import {
   type ConnectionType,
 } from '../agents/connections-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
-import { checkHttpUrl, fieldsSet, isUniqueViolation, isUuid } from './validate.ts';
+import { checkHttpUrl, fieldsSet, isUniqueViolation } from './validate.ts';
+import { isUuid } from '../lib/uuid.ts';
 import { parseExpiresAt } from './expires-at.ts';
 
 /** Every type-specific field, as the flat request body carries them. */

@@ -6,7 +6,7 @@ import { appendAudit } from '../orgs/audit-repo.ts';
 import { deleteMembership, findOrg, insertMembershipOnce, insertOrg, type MemberRole, type OrgRow } from '../orgs/orgs-repo.ts';
 import { findUser } from '../orgs/users-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
-import { isUuid } from './validate.ts';
+import { isUuid } from '../lib/uuid.ts';
 
 export interface OrgView {
   id: string;

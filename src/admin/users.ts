@@ -6,7 +6,7 @@ import { errors } from '../errors.ts';
 import { digest } from '../lib/secrets.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { deleteUserToken, findUser, insertUserOnce, insertUserToken, type UserRow } from '../orgs/users-repo.ts';
-import { isUuid } from './validate.ts';
+import { isUuid } from '../lib/uuid.ts';
 
 /** Prefixed like the agent keys, so a leaked one is recognizable (and scannable). */
 export const USER_TOKEN_PREFIX = 'ars_user_';

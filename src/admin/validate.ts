@@ -1,11 +1,6 @@
 // Checks the admin schemas cannot express, and the small helpers the admin services share.
 import { errors } from '../errors.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
 
 /**
  * admin-api.md: base_url, zone_app_url, token_url and webhook action urls are absolute http(s) URLs. Credentials

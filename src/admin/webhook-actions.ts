@@ -14,7 +14,8 @@ import {
   type WebhookOnState,
 } from '../events/webhook-actions-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
-import { checkHttpUrl, isUuid } from './validate.ts';
+import { checkHttpUrl } from './validate.ts';
+import { isUuid } from '../lib/uuid.ts';
 
 export interface WebhookActionView {
   id: string;

@@ -2,6 +2,7 @@
 // each. A connection's secret fields are one sealed JSON object in secret_enc (ConnectionSecretFields); extras are
 // plain JSON because they are not secret.
 import type { Queryable } from '../storage/db.ts';
+import { isUuid } from '../lib/uuid.ts';
 
 export type ConnectionType = 'api_key' | 'basic_auth' | 'oauth';
 
@@ -124,11 +125,9 @@ export async function activeConnectionIds(q: Queryable, agentId: number): Promis
   return { ...map };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The agent's active connection with this id; null for an unknown, inactive or foreign one (or a non-uuid). */
 export async function findActiveConnectionOfAgent(q: Queryable, agentId: number, connectionId: string): Promise<ConnectionRow | null> {
-  if (!UUID.test(connectionId)) return null; // a non-uuid would be a SQL error; it is simply not found
+  if (!isUuid(connectionId)) return null; // a non-uuid would be a SQL error; it is simply not found
   const { rows } = await q.query<ConnectionRow>('SELECT * FROM connections WHERE id = $1 AND agent_id = $2 AND active', [
     connectionId.toLowerCase(),
     agentId,

@@ -86,8 +86,8 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
       // No first look (the wait was subscribed before the runtime knew the run); the row comes with the wake-up.
       const writes = statements.filter((q) => !q.startsWith('SELECT'));
       expect(writes, statements.join('\n')).toHaveLength(2);
-      expect(writes[0]).toMatch(/^INSERT INTO runs/);
-      expect(writes[1]).toMatch(/^WITH moved AS \( UPDATE runs/);
+      expect(writes[0]).toMatch(/^WITH inserted AS \( ?INSERT INTO runs/);
+      expect(writes[1]).toMatch(/^WITH moved AS \( ?UPDATE runs/);
       const reads = statements.filter((q) => q.startsWith('SELECT'));
       // On PostgreSQL the write's own NOTIFY echo, on another connection, can overtake its answer under load and
       // cost one read; PGlite delivers it in order.
