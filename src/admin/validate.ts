@@ -1,7 +1,6 @@
 // Checks the admin schemas cannot express, and the small helpers the admin services share.
 import { errors } from '../errors.ts';
 
-
 /**
  * admin-api.md: base_url, zone_app_url, token_url and webhook action urls are absolute http(s) URLs. Credentials
  * inside a URL are refused: they would travel into logs and the UI, and each of these has a proper secret field.
