@@ -3,8 +3,7 @@
 import type { AppContext } from '../context.ts';
 import { ApiError, errors } from '../errors.ts';
 import type { KeyKind } from '../lib/secrets.ts';
-import { findAgent } from '../agents/agents-repo.ts';
-import { updateAgentColumns } from '../agents/agents-admin-repo.ts';
+import { findAgent, updateAgentColumns } from '../agents/agents-repo.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { rotatedSecret } from '../agents/agent-secrets.ts';
 

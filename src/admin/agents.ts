@@ -4,8 +4,15 @@
 import type { AppContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { digest, generateSecret } from '../lib/secrets.ts';
-import { findAgent, type AgentRow } from '../agents/agents-repo.ts';
-import { insertAgent, lockAgent, updateAgentColumns, type AgentSettableColumns, type AgentWritableColumns } from '../agents/agents-admin-repo.ts';
+import {
+  findAgent,
+  insertAgent,
+  lockAgent,
+  updateAgentColumns,
+  type AgentRow,
+  type AgentSettableColumns,
+  type AgentWritableColumns,
+} from '../agents/agents-repo.ts';
 import { appendAudit, type AuditEntry } from '../orgs/audit-repo.ts';
 import type { Queryable } from '../storage/db.ts';
 import { findOrg } from '../orgs/orgs-repo.ts';

@@ -1,6 +1,6 @@
 // The audit log, read back for operators (admin-api.md "Runs and audit"), newest first.
 import type { AppContext } from '../context.ts';
-import { listAudit } from '../orgs/audit-query-repo.ts';
+import { listAudit } from '../orgs/audit-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
 
 export const AUDIT_PAGE_DEFAULT = 50;

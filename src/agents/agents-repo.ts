@@ -1,4 +1,5 @@
 import type { Queryable } from '../storage/db.ts';
+import type { AgentSecretColumns } from './agent-secrets.ts';
 
 export interface AgentRow {
   id: number;
@@ -41,4 +42,79 @@ export async function findAgentByAgentKeyDigest(q: Queryable, keyDigest: Buffer)
 /** Tells every instance (through LISTEN) that its cached copy of the agent is stale. */
 export async function notifyAgentChanged(q: Queryable, id: number | string): Promise<void> {
   await q.query(`SELECT pg_notify('${AGENT_CHANGED_CHANNEL}', $1)`, [String(id)]);
+}
+
+// Writes for the admin API. Callers must call ctx.agents.changed(id) after every write: instances cache agent rows
+// (agent-directory.ts), and a rotated key must stop working at once.
+/** Columns an admin may set (admin-api.md "Agents"); org_id is fixed at creation. */
+export type AgentSettableColumns = Pick<
+  AgentRow,
+  | 'name'
+  | 'managed_by'
+  | 'status'
+  | 'runtime_id'
+  | 'target'
+  | 'allow_external_triggers'
+  | 'allow_webhook_triggers'
+  | 'output_kind'
+  | 'running_timeout_ms'
+  | 'poll_interval_s'
+  | 'default_input'
+  | 'zone_app_url'
+>;
+
+export type AgentWritableColumns = AgentSettableColumns & AgentSecretColumns;
+
+const WRITABLE: ReadonlyArray<keyof AgentWritableColumns> = [
+  'name',
+  'managed_by',
+  'status',
+  'runtime_id',
+  'target',
+  'allow_external_triggers',
+  'allow_webhook_triggers',
+  'output_kind',
+  'running_timeout_ms',
+  'poll_interval_s',
+  'default_input',
+  'zone_app_url',
+  'ingest_key_digest',
+  'agent_key_digest',
+  'agent_key_enc',
+  'webhook_token_digest',
+  'webhook_token_enc',
+  'zone_secret_enc',
+  'credentials_secret_enc',
+];
+
+const cast = (col: keyof AgentWritableColumns): string => (col === 'default_input' ? '::jsonb' : '');
+const param = (col: keyof AgentWritableColumns, value: unknown): unknown => (col === 'default_input' ? JSON.stringify(value) : value);
+
+export async function insertAgent(q: Queryable, orgId: string, cols: AgentWritableColumns, now: Date): Promise<AgentRow> {
+  const params: unknown[] = [orgId, now];
+  const names = ['org_id', 'created_at', 'updated_at'];
+  const values = ['$1', '$2', '$2'];
+  for (const col of WRITABLE) {
+    names.push(col);
+    values.push(`$${params.push(param(col, cols[col]))}${cast(col)}`);
+  }
+  const { rows } = await q.query<AgentRow>(`INSERT INTO agents (${names.join(', ')}) VALUES (${values.join(', ')}) RETURNING *`, params);
+  return rows[0]!;
+}
+
+/** Reads the agent and holds its row until the transaction ends, so concurrent admin writes apply in turn. */
+export async function lockAgent(q: Queryable, id: number): Promise<AgentRow | null> {
+  const { rows } = await q.query<AgentRow>('SELECT * FROM agents WHERE id = $1 FOR UPDATE', [id]);
+  return rows[0] ?? null;
+}
+
+/** Writes only the columns present in `patch`; the old value of a rotated secret stops matching with this UPDATE. */
+export async function updateAgentColumns(q: Queryable, id: number, patch: Partial<AgentWritableColumns>, now: Date): Promise<AgentRow | null> {
+  const params: unknown[] = [id, now];
+  const sets = ['updated_at = $2'];
+  for (const col of WRITABLE) {
+    if (patch[col] !== undefined) sets.push(`${col} = $${params.push(param(col, patch[col]))}${cast(col)}`);
+  }
+  const { rows } = await q.query<AgentRow>(`UPDATE agents SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params);
+  return rows[0] ?? null;
 }
