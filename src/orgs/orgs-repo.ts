@@ -47,3 +47,13 @@ export async function deleteMembership(q: Queryable, orgId: string, userId: stri
   const { rowCount } = await q.query('DELETE FROM memberships WHERE org_id = $1 AND user_id = $2', [orgId, userId]);
   return rowCount > 0;
 }
+
+/** The user, if it is a platform admin or a member of the organization (spec 4.1 attribution); else null. */
+export async function findMemberOrAdmin(q: Queryable, orgId: string, userId: string): Promise<string | null> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT u.id FROM users u
+     WHERE u.id = $1 AND (u.platform_admin OR EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id AND m.org_id = $2))`,
+    [userId, orgId],
+  );
+  return rows[0]?.id ?? null;
+}

@@ -3,7 +3,7 @@
 // stored, so lookup is by digest (a database equality on 32 random-looking bytes: no timing signal to exploit).
 import type { AppContext } from '../context.ts';
 import { digest } from '../lib/secrets.ts';
-import { findUserByTokenDigest, type TokenUser } from './user-tokens-repo.ts';
+import { findUserByTokenDigest, type TokenUser } from './users-repo.ts';
 
 export const SESSION_COOKIE = 'ars_session';
 

@@ -51,3 +51,18 @@ export async function deleteUserToken(q: Queryable, userId: string, tokenId: str
   const { rowCount } = await q.query('DELETE FROM user_tokens WHERE id = $1 AND user_id = $2', [tokenId, userId]);
   return rowCount > 0;
 }
+
+// Sign-in (zones.md "Users reach the platform"): a personal token is looked up by its digest.
+export interface TokenUser {
+  id: string;
+  platform_admin: boolean;
+}
+
+/** The user a token digest belongs to; null for an unknown or revoked (deleted) token. */
+export async function findUserByTokenDigest(q: Queryable, tokenDigest: Buffer): Promise<TokenUser | null> {
+  const { rows } = await q.query<TokenUser>(
+    'SELECT u.id, u.platform_admin FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1',
+    [tokenDigest],
+  );
+  return rows[0] ?? null;
+}
