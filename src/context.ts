@@ -72,7 +72,8 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
     clock,
     secrets,
     agents,
-    limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? (() => {}), { countsRideOnWrites: true }),
+    // Spec 8.1: the limiter fails open, and says so (decisions.md "Rate limits").
+    limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? ((err) => log.error({ err }, 'rate-limit store failed; request let through')), { countsRideOnWrites: true }),
     runWatch,
     runtimes: opts.runtimes ?? createRuntimeRegistry(),
     outbound: createOutboundClient({ allowHosts: opts.config.outboundAllowHosts }),
