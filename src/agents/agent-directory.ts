@@ -5,6 +5,9 @@
 // whole cache is dropped when it comes back; the TTL is a last backstop. It is long because each miss costs the
 // hot paths two statements: with thousands of agents calling a few times a minute, a 60 s TTL missed on about
 // one request in three (bench).
+//
+// A load that was in flight when an eviction arrived may hold the row as it was before the change (a rotated key,
+// say): it answers its own caller but is not cached, so an eviction is never undone by a slower read.
 import type { Db } from '../storage/db.ts';
 import { AGENT_CHANGED_CHANNEL, findAgent, findAgentByAgentKeyDigest, notifyAgentChanged, type AgentRow } from './agents-repo.ts';
 import { activeConnectionIds, type ConnectionIds } from './connections-repo.ts';
@@ -29,6 +32,8 @@ export class AgentDirectory {
   private readonly connectionsByAgent = new Map<number, { ids: ConnectionIds; expires: number }>();
   private readonly runtimes = new Map<number, { runtime: RuntimeConnection | null; expires: number }>();
   private stopListening: (() => Promise<void>) | null = null;
+  /** Bumped by every eviction: a load that started under an older value must not be cached. */
+  private epoch = 0;
 
   constructor(
     private readonly db: Db,
@@ -39,7 +44,7 @@ export class AgentDirectory {
     this.stopListening = await this.db.listen(
       AGENT_CHANGED_CHANNEL,
       (payload) => {
-        if (payload.startsWith(RUNTIME_PREFIX)) this.runtimes.delete(Number(payload.slice(RUNTIME_PREFIX.length)));
+        if (payload.startsWith(RUNTIME_PREFIX)) this.evictRuntime(Number(payload.slice(RUNTIME_PREFIX.length)));
         else this.evict(Number(payload));
       },
       () => this.clear(), // changes made while we were not listening are unknown
@@ -54,8 +59,9 @@ export class AgentDirectory {
     if (!Number.isSafeInteger(id) || id <= 0) return null;
     const hit = this.byId.get(id);
     if (hit && hit.expires > Date.now()) return hit.agent;
+    const epoch = this.epoch;
     const agent = await findAgent(this.db, id);
-    this.remember(id, agent);
+    if (epoch === this.epoch) this.remember(id, agent);
     return agent;
   }
 
@@ -69,9 +75,10 @@ export class AgentDirectory {
       // The id came from a digest seen earlier: the row must still carry it (a key rotated meanwhile does not).
       if (agent && agent.agent_key_digest.length === d.length && timingSafeEqual(agent.agent_key_digest, d)) return agent;
     }
+    const epoch = this.epoch;
     const agent = await findAgentByAgentKeyDigest(this.db, d);
     if (!agent) return null;
-    this.remember(agent.id, agent); // indexes it by this key's digest too
+    if (epoch === this.epoch) this.remember(agent.id, agent); // indexes it by this key's digest too
     return agent;
   }
 
@@ -79,7 +86,9 @@ export class AgentDirectory {
   async connectionIds(agentId: number): Promise<ConnectionIds> {
     const hit = this.connectionsByAgent.get(agentId);
     if (hit && hit.expires > Date.now()) return hit.ids;
+    const epoch = this.epoch;
     const ids = await activeConnectionIds(this.db, agentId);
+    if (epoch !== this.epoch) return ids;
     if (this.connectionsByAgent.size >= MAX_ENTRIES) this.connectionsByAgent.clear();
     this.connectionsByAgent.set(agentId, { ids, expires: Date.now() + TTL_MS });
     return ids;
@@ -89,9 +98,10 @@ export class AgentDirectory {
   async runtime(id: number): Promise<RuntimeConnection | null> {
     const hit = this.runtimes.get(id);
     if (hit && hit.expires > Date.now()) return hit.runtime;
+    const epoch = this.epoch;
     const row = await findRuntime(this.db, id);
     const runtime = row ? toRuntimeConnection(this.secrets, row) : null;
-    this.runtimes.set(id, { runtime, expires: Date.now() + TTL_MS });
+    if (epoch === this.epoch) this.runtimes.set(id, { runtime, expires: Date.now() + TTL_MS });
     return runtime;
   }
 
@@ -103,18 +113,25 @@ export class AgentDirectory {
 
   /** Call after writing a runtime. */
   async runtimeChanged(id: number): Promise<void> {
-    this.runtimes.delete(id);
+    this.evictRuntime(id);
     await notifyAgentChanged(this.db, `${RUNTIME_PREFIX}${id}`);
   }
 
   private clear(): void {
+    this.epoch++;
     this.byId.clear();
     this.idByAgentKey.clear();
     this.connectionsByAgent.clear();
     this.runtimes.clear();
   }
 
+  private evictRuntime(id: number): void {
+    this.epoch++;
+    this.runtimes.delete(id);
+  }
+
   private evict(id: number): void {
+    this.epoch++;
     this.byId.delete(id);
     this.connectionsByAgent.delete(id);
     for (const [hex, v] of this.idByAgentKey) if (v.id === id) this.idByAgentKey.delete(hex);

@@ -72,8 +72,12 @@ function subscribe<L>(map: Map<number, Set<L>>, runId: number, listener: L): () 
   let set = map.get(runId);
   if (!set) map.set(runId, (set = new Set()));
   set.add(listener);
+  let subscribed = true;
+  // Idempotent: a second call must not drop a newer set for the same run from the map.
   return () => {
+    if (!subscribed) return;
+    subscribed = false;
     set.delete(listener);
-    if (set.size === 0) map.delete(runId);
+    if (set.size === 0 && map.get(runId) === set) map.delete(runId);
   };
 }

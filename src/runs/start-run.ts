@@ -4,7 +4,7 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
-import { insertRun, recordTriggered, type RunHead } from './runs-repo.ts';
+import { insertRun, recordTriggered, type RunHead, type RunRow } from './runs-repo.ts';
 import { transition, type TransitionResult } from './run-transitions.ts';
 import { mintRunCredentials } from '../agents/agent-tokens.ts';
 import { errors } from '../errors.ts';
@@ -111,6 +111,7 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
     const now = ctx.clock.now();
     const nextPoll = new Date(now.getTime() + agent.poll_interval_s * 1000);
     const updated = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now);
+    if (updated) noteUnrecordedExternalId(ctx, updated, invoked.externalRunId);
     return { ok: true, run: updated ?? run, invoked, prepared };
   }
 
@@ -163,8 +164,20 @@ export async function applyWorkflowAnswer(
       externalRunId: answer.externalRunId,
     });
   }
-  if (result?.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  if (result?.kind === 'applied') {
+    ctx.runWatch.publishRun(result.run);
+    noteUnrecordedExternalId(ctx, result.run, answer.externalRunId);
+  }
   return { answer, result };
+}
+
+/**
+ * The runtime named an id the runs table could not take (another run of the agent has it, or it is empty or over
+ * 255 characters): the run's result was kept without it (decisions.md "Runtimes"); an operator should know.
+ */
+export function noteUnrecordedExternalId(ctx: AppContext, run: Pick<RunRow, 'id' | 'external_run_id'>, offered: string | null | undefined): void {
+  if (!offered || run.external_run_id !== null) return;
+  ctx.log.warn({ runId: run.id, externalRunId: offered.slice(0, 80), length: offered.length }, "the runtime's id for this run was not recorded: another run of the agent has it, or it does not fit");
 }
 
 async function failStart(ctx: AppContext, run: RunHead, reason: string): Promise<StartRunResult> {

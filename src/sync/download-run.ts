@@ -22,7 +22,7 @@ import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate
 import { errors } from '../errors.ts';
 import { deepMerge } from '../lib/merge.ts';
 import { attributableUser } from '../orgs/attribution.ts';
-import { invokeFailureReason, prepareRun } from '../runs/start-run.ts';
+import { invokeFailureReason, noteUnrecordedExternalId, prepareRun } from '../runs/start-run.ts';
 import { waitWindowMs } from './wait-window.ts';
 import { downloadHeaders, outputsHeader } from './download-headers.ts';
 import { firstChunk, jsonReason } from './stream-start.ts';
@@ -114,68 +114,82 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
     return { kind: 'failed', code: fallback.code, run: await fail(ctx, run, fallback.why), message: fallback.why };
   };
 
-  const res = await prepared.adapter.invokeStream({ runtime: prepared.runtime, target: agent.target ?? '', payload: prepared.payload, signal: starting });
-  if (!res.ok) return endEarly(null, { code: 'runtime_failed', why: invokeFailureReason(res.failure) });
-  const upstream = res.value;
-  if (upstream.status < 200 || upstream.status >= 300 || upstream.isJson) {
-    const why = await jsonReason(upstream, Math.min(2_000, Math.max(0, deadline - Date.now())));
-    return endEarly(upstream.body, { code: 'run_failed', why });
-  }
-  const first = await firstChunk(upstream.body, starting);
-  if (first.kind === 'end') return endEarly(upstream.body, { code: 'run_failed', why: `the runtime answered HTTP ${upstream.status} with an empty body instead of a file` });
-  if (first.kind === 'error') return endEarly(upstream.body, { code: 'runtime_failed', why: 'the runtime broke off before sending any byte of the file' });
-  if (first.kind === 'aborted') return endEarly(upstream.body, { code: 'runtime_failed', why: 'aborted' });
-  clearTimeout(timer);
+  let upstreamBody: Readable | null = null;
+  try {
+    const res = await prepared.adapter.invokeStream({ runtime: prepared.runtime, target: agent.target ?? '', payload: prepared.payload, signal: starting });
+    if (!res.ok) return await endEarly(null, { code: 'runtime_failed', why: invokeFailureReason(res.failure) });
+    const upstream = res.value;
+    upstreamBody = upstream.body;
+    if (upstream.status < 200 || upstream.status >= 300 || upstream.isJson) {
+      const why = await jsonReason(upstream, Math.min(2_000, Math.max(0, deadline - Date.now())));
+      return await endEarly(upstream.body, { code: 'run_failed', why });
+    }
+    const first = await firstChunk(upstream.body, starting);
+    if (first.kind === 'end') return await endEarly(upstream.body, { code: 'run_failed', why: `the runtime answered HTTP ${upstream.status} with an empty body instead of a file` });
+    if (first.kind === 'error') return await endEarly(upstream.body, { code: 'runtime_failed', why: 'the runtime broke off before sending any byte of the file' });
+    if (first.kind === 'aborted') return await endEarly(upstream.body, { code: 'runtime_failed', why: 'aborted' });
+    clearTimeout(timer);
 
-  // Streaming starts: the run is running (spec 4.3). A run failed or cancelled meanwhile is not streamed.
-  const started = await transition(ctx.db, run.id, 'started', 'running', ctx.clock.now(), { externalRunId: upstream.externalRunId ?? null });
-  if (started.kind === 'applied') ctx.runWatch.publishRun(started.run);
-  const current = started.kind === 'not_found' ? run : started.run;
-  if (current.status === 'failed' || current.status === 'cancelled') {
-    upstream.body.destroy();
-    unwatch();
-    return ended(ctx, run);
-  }
+    // Streaming starts: the run is running (spec 4.3). A run failed or cancelled meanwhile is not streamed.
+    const started = await transition(ctx.db, run.id, 'started', 'running', ctx.clock.now(), { externalRunId: upstream.externalRunId ?? null });
+    if (started.kind === 'applied') {
+      ctx.runWatch.publishRun(started.run);
+      noteUnrecordedExternalId(ctx, started.run, upstream.externalRunId);
+    }
+    const current = started.kind === 'not_found' ? run : started.run;
+    if (current.status === 'failed' || current.status === 'cancelled') {
+      upstream.body.destroy();
+      unwatch();
+      return await ended(ctx, run);
+    }
 
-  const meta = downloadHeaders(run.id, upstream.headers);
-  const outputs = outputsHeader(upstream.headers['x-outputs']);
-  let bytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      bytes += chunk.length;
-      done(null, chunk);
-    },
-  });
-  // A cancel or the running timeout cuts the transfer; whoever wrote that status wrote why.
-  const onEnded = (): void => void upstream.body.destroy(new Error('the run ended elsewhere'));
-  endedElsewhere.signal.addEventListener('abort', onEnded, { once: true });
-  // Errors surface through `counter.errored` and the response closing early; nothing to do with them here.
-  pipeline(upstream.body, counter).catch(() => undefined);
+    const meta = downloadHeaders(run.id, upstream.headers);
+    const outputs = outputsHeader(upstream.headers['x-outputs']);
+    let bytes = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        done(null, chunk);
+      },
+    });
+    // A cancel or the running timeout cuts the transfer; whoever wrote that status wrote why.
+    const onEnded = (): void => void upstream.body.destroy(new Error('the run ended elsewhere'));
+    endedElsewhere.signal.addEventListener('abort', onEnded, { once: true });
+    // Errors surface through `counter.errored` and the response closing early; nothing to do with them here.
+    pipeline(upstream.body, counter).catch(() => undefined);
 
-  const track = (resp: ServerResponse): Promise<RunHead | null> =>
-    new Promise((resolve) => {
-      resp.once('close', () => {
-        endedElsewhere.signal.removeEventListener('abort', onEnded);
-        unwatch();
-        const flushed = resp.writableFinished && !counter.errored;
-        const record = flushed
-          ? finish(ctx, run, 'completed', {
-              outputData: { kind: 'file_download', filename: meta.filename, mimeType: meta.mimeType, sizeBytes: bytes },
-              outputs,
-            })
-          : endedElsewhere.signal.aborted
-            ? findRun(ctx.db, run.id).then((row) => row ?? run) // someone else ended the run and wrote why
-            : fail(ctx, run, counter.errored
-                ? `the runtime broke off the download after ${bytes} bytes`
-                : `client disconnected during download after ${bytes} bytes`);
-        record.then(resolve, (err: unknown) => {
-          ctx.log.error({ err, runId: run.id }, 'could not record the end of a download');
-          resolve(null);
+    const track = (resp: ServerResponse): Promise<RunHead | null> =>
+      new Promise((resolve) => {
+        resp.once('close', () => {
+          endedElsewhere.signal.removeEventListener('abort', onEnded);
+          unwatch();
+          const flushed = resp.writableFinished && !counter.errored;
+          const record = flushed
+            ? finish(ctx, run, 'completed', {
+                outputData: { kind: 'file_download', filename: meta.filename, mimeType: meta.mimeType, sizeBytes: bytes },
+                outputs,
+              })
+            : endedElsewhere.signal.aborted
+              ? findRun(ctx.db, run.id).then((row) => row ?? run) // someone else ended the run and wrote why
+              : fail(ctx, run, counter.errored
+                  ? `the runtime broke off the download after ${bytes} bytes`
+                  : `client disconnected during download after ${bytes} bytes`);
+          record.then(resolve, (err: unknown) => {
+            ctx.log.error({ err, runId: run.id }, 'could not record the end of a download');
+            resolve(null);
+          });
         });
       });
-    });
 
-  return { kind: 'stream', run: current, headers: meta.headers, body: counter, track };
+    return { kind: 'stream', run: current, headers: meta.headers, body: counter, track };
+  } catch (err) {
+    // A write failed part-way (the database is down): nothing may stay open behind the 500 — not the runtime's
+    // answer, not the window's timer, not the run watch listener.
+    clearTimeout(timer);
+    upstreamBody?.destroy();
+    unwatch();
+    throw err;
+  }
 }
 
 /** The run was failed or cancelled elsewhere before streaming began: spec 4.3's 502 with that status. */

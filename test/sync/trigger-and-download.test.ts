@@ -153,6 +153,17 @@ describe('spec 4.3 trigger-and-download: streaming', () => {
     const run = await waitForRun(t, runId, (r) => r.status === 'failed');
     expect(run.error).toMatch(/^the runtime broke off the download after \d+ bytes$/);
   });
+  it('spec 4.3: a download whose execution id another run already holds still streams and completes, without that id', async () => {
+    const a = await fileAgent({ binary: { contentType: 'text/plain', size: 64 }, headers: { 'x-n8n-execution-id': 'download-id' } });
+    const first = await download(a.agent.id, a.ingestAuth);
+    await drain(first.body);
+    await waitForRun(t, runIdOf(first.headers), (r) => r.status === 'completed');
+    const res = await download(a.agent.id, a.ingestAuth);
+    expect(res.statusCode).toBe(200);
+    expect((await drain(res.body)).size).toBe(64);
+    const run = await waitForRun(t, runIdOf(res.headers), (r) => r.status === 'completed');
+    expect(run.external_run_id).toBeNull();
+  });
 });
 
 describe('spec 4.3 trigger-and-download: the run ending elsewhere', () => {
