@@ -73,15 +73,32 @@ function signatureMatches(rawBody: Buffer, secret: string, presented: string | n
   return timingSafeEqual(expected, Buffer.from(presented, 'hex'));
 }
 
+interface TriggerAlertError {
+  message?: unknown;
+  name?: unknown;
+}
+
 interface TriggerAlertBody {
   id?: unknown;
   type?: unknown;
-  object?: { run?: { id?: unknown; status?: unknown; error?: { message?: unknown; name?: unknown } } };
+  object?: { run?: { id?: unknown; status?: unknown; error?: TriggerAlertError } };
+  /** Legacy ("v1") channels: no id, no type, no object; the run and its error at the top. */
+  run?: { id?: unknown };
+  error?: TriggerAlertError;
 }
 
-/** `alert.run.failed`, or the legacy shape without `type`. Other alert types (deployments) are ignored. */
+/**
+ * `alert.run.failed`, or the legacy channels' shape (runtimes.md). Other alert types (deployments) are ignored. A
+ * legacy alert has no id of its own; it is sent for a failed run only, so the run id is its dedupe key.
+ */
 function parseTriggerDevAlert(value: object): ParsedAlert | AlertOutcome {
   const body = value as TriggerAlertBody;
+  if (body.type === undefined && body.object === undefined && body.run !== undefined) {
+    const runId = body.run.id;
+    if (typeof runId !== 'string' || runId === '') return { kind: 'invalid', message: 'run.id is required' };
+    const message = textOf(body.error?.message) ?? textOf(body.error?.name) ?? 'Run failed in the runtime';
+    return { alertId: `run:${runId}`, externalRunId: runId, to: 'failed', error: message };
+  }
   if (body.type !== undefined && body.type !== 'alert.run.failed') return { kind: 'ignored', reason: `alert type ${String(body.type)} is not about a run failure` };
   const run = body.object?.run;
   if (typeof body.id !== 'string' || body.id === '') return { kind: 'invalid', message: 'id is required' };

@@ -261,11 +261,19 @@ export interface TriggerAlertOptions {
 /** A Trigger.dev `alert.run.failed` webhook as sent to the service: raw body plus signature header. */
 export function signedFailureAlert(opts: TriggerAlertOptions): { body: string; headers: Record<string, string>; payload: Record<string, unknown> } {
   const now = new Date();
-  const payload: Record<string, unknown> = {
+  // Legacy ("v1") alert channels send another shape: no `id`, no `type`, no `object`, the error beside the run.
+  const payload: Record<string, unknown> = opts.legacy ? {
+    task: { id: opts.taskIdentifier ?? 'my-task', fileName: 'src/trigger/my-task.ts', exportName: 'myTask' },
+    run: { id: opts.runId, isTest: false, createdAt: now.toISOString(), idempotencyKey: 'ars_run:1' },
+    environment: { id: 'env_1', type: 'PRODUCTION', slug: 'prod' },
+    organization: { id: 'org_1', slug: 'acme', name: 'Acme' },
+    project: { id: 'proj_1', ref: 'proj_acme', slug: 'acme', name: 'Acme' },
+    error: { type: 'BUILT_IN_ERROR', ...(opts.error ?? { message: 'Task failed', name: 'Error' }), stackTrace: 'Error: Task failed' },
+  } : {
     id: opts.id ?? `alert_${randomBytes(8).toString('hex')}`,
     created: now.toISOString(),
     webhookVersion: 'v1',
-    ...(opts.legacy ? {} : { type: 'alert.run.failed' }),
+    type: 'alert.run.failed',
     object: {
       task: { id: opts.taskIdentifier ?? 'my-task', filePath: 'src/trigger/my-task.ts', exportName: 'myTask', version: '20260101.1', sdkVersion: '4.0.0', cliVersion: '4.0.0' },
       run: {

@@ -43,11 +43,17 @@ describe('decisions.md "Events": Trigger.dev failure alerts', () => {
     expect(row.completed_at).not.toBeNull();
   });
 
-  it('runtimes.md: the legacy shape without `type` is accepted', async () => {
+  it('runtimes.md: the legacy shape (no id, no type, run and error at the top) fails the run; a repeat for that run is a duplicate', async () => {
     const run = await runningRun(task);
-    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, legacy: true, status: 'CRASHED', error: { message: 'Segfault' } }));
-    expect(res.statusCode).toBe(200);
+    const alert = signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, legacy: true, error: { message: 'Segfault', name: 'Error' } });
+    expect(alert.payload).not.toHaveProperty('id');
+    expect(alert.payload).not.toHaveProperty('type');
+    const res = await send(task.runtimeId!, alert);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ received: true, outcome: 'applied', runId: run.id });
     expect(await readRun(t, run.id)).toMatchObject({ status: 'failed', error: 'Segfault' });
+    const again = await send(task.runtimeId!, alert);
+    expect(again.json()).toMatchObject({ received: true, outcome: 'duplicate' });
   });
 
   it('runtimes.md: a repeated delivery (same alert id) is a 200 no-op', async () => {
