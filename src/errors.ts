@@ -20,6 +20,7 @@ const STATUS_BY_CODE = {
   internal: 500,
   run_failed: 502, // synchronous call: the run failed or was cancelled; runtime answered JSON for a download
   upstream_failed: 502, // admin logs / credentials: a third party refused
+  not_ready: 503, // /readyz: the database is unreachable or migrations are pending
   upstream_timeout: 504, // zone proxy: the zone app did not answer in time
   runtime_timeout: 504,
 } as const;

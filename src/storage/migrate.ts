@@ -8,8 +8,23 @@ import type { Db } from './db.ts';
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 const LOCK_ID = 0x41525300; // "ARS\0"
 
+/** The migrations this code knows, in order. */
+export async function migrationFiles(): Promise<string[]> {
+  return (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+}
+
+/** Which of `files` the database has not applied yet (all of them before the first migration ran). */
+export async function pendingMigrations(db: Db, files: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ version: string | null }>(
+    "SELECT to_regclass('schema_migrations')::text AS version",
+  );
+  if (rows[0]?.version === null || rows[0]?.version === undefined) return [...files];
+  const done = new Set((await db.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+  return files.filter((f) => !done.has(f));
+}
+
 export async function migrate(db: Db): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const files = await migrationFiles();
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
     await tx.exec(

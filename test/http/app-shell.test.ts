@@ -17,6 +17,44 @@ describe('app shell', () => {
     expect(res.headers['x-request-id']).toMatch(/^req_/);
   });
 
+  it('decisions.md probes: /livez answers without touching the database; /readyz checks it and the migrations', async () => {
+    const queries = vi.spyOn(t.ctx.db, 'query');
+    try {
+      const live = await t.app.inject({ method: 'GET', url: '/livez' });
+      expect(live.statusCode).toBe(200);
+      expect(live.json()).toEqual({ ok: true });
+      expect(queries).not.toHaveBeenCalled();
+    } finally {
+      queries.mockRestore();
+    }
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode, ready.body).toBe(200);
+    expect(ready.json()).toEqual({ ok: true });
+  });
+
+  it('decisions.md probes: /readyz is 503 with Retry-After when the database fails or a migration is pending', async () => {
+    const broken = vi.spyOn(t.ctx.db, 'query').mockRejectedValue(new Error('connection refused'));
+    try {
+      const res = await t.app.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.json()).toMatchObject({ code: 'not_ready', error: 'not ready: the database did not answer', requestId: res.headers['x-request-id'] });
+      expect((await t.app.inject({ method: 'GET', url: '/livez' })).statusCode).toBe(200); // alive all the same
+    } finally {
+      broken.mockRestore();
+    }
+    const { rows } = await t.db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version DESC LIMIT 1');
+    await t.db.query('DELETE FROM schema_migrations WHERE version = $1', [rows[0]!.version]);
+    try {
+      const res = await t.app.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error).toBe(`not ready: migrations not applied: ${rows[0]!.version}`);
+    } finally {
+      await t.db.query('INSERT INTO schema_migrations (version) VALUES ($1)', [rows[0]!.version]);
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+  });
+
   it('decisions.md errors: unknown routes get the error body with a request id', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/nope' });
     expect(res.statusCode).toBe(404);
