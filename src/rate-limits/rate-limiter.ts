@@ -40,7 +40,6 @@ export function windowOf(now: Date): RateWindow {
   return { start: new Date(startMs), resetSeconds: Math.max(1, Math.ceil((startMs + WINDOW_MS - now.getTime()) / 1000)) };
 }
 
-
 export interface DbRateLimiterOptions {
   /** The store is the database runs are written to, so counts may ride on those writes (guard). */
   countsRideOnWrites?: boolean;

@@ -4,7 +4,7 @@
 import type { Queryable } from '../storage/db.ts';
 import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from './run-states.ts';
-import { findRun, isExternalIdConflict, jsonParam, recordableExternalId, type RunRow, type WaitState } from './runs-repo.ts';
+import { findRun, jsonParam, withExternalRunId, type RunRow, type WaitState } from './runs-repo.ts';
 
 export const RUN_EVENTS_CHANNEL = 'ars_run';
 
@@ -73,14 +73,10 @@ export async function countedTransition(
   guard: RateGuard | null,
   t: { runId: number; event: RunEvent; to: RunStatus; now: Date; patch: RunPatch; agentId?: number },
 ): Promise<TransitionResult | OverLimit> {
-  let moved;
-  try {
-    moved = await writeGuarded<RunRow & { notified?: unknown }>(q, guard, transitionStatement(t.runId, t.event, t.to, t.now, t.patch, t.agentId));
-  } catch (err) {
-    // The run's new status and result matter more than the runtime's id: a conflicting id is dropped, not the write.
-    if (!t.patch.externalRunId || !isExternalIdConflict(err)) throw err;
-    return countedTransition(q, guard, { ...t, patch: { ...t.patch, externalRunId: null } });
-  }
+  // The run's new status and result matter more than the runtime's id: an id the table cannot take is dropped.
+  const moved = await withExternalRunId(t.patch.externalRunId, (externalRunId) =>
+    writeGuarded<RunRow & { notified?: unknown }>(q, guard, transitionStatement(t.runId, t.event, t.to, t.now, { ...t.patch, externalRunId }, t.agentId)),
+  );
   if (moved && 'kind' in moved) return moved;
   if (moved) {
     delete moved.notified;
@@ -101,8 +97,7 @@ function transitionStatement(runId: number, event: RunEvent, to: RunStatus, now:
   if (patch.outputData !== undefined) sets.push(`output_data = ${p(jsonParam(patch.outputData))}::jsonb`);
   if (patch.outputs !== undefined && patch.outputs !== null) sets.push(`outputs = ${p(patch.outputs)}`);
   if (patch.error !== undefined) sets.push(`error = ${p(jsonParam(patch.error))}::jsonb`);
-  const externalRunId = recordableExternalId(patch.externalRunId);
-  if (externalRunId) sets.push(`external_run_id = coalesce(external_run_id, ${p(externalRunId)})`);
+  if (patch.externalRunId) sets.push(`external_run_id = coalesce(external_run_id, ${p(patch.externalRunId)})`);
   if (patch.metadata !== undefined) sets.push(`metadata = ${p(jsonParam(patch.metadata))}::jsonb`);
   if (patch.waitState !== undefined) sets.push(`wait_state = ${p(jsonParam(patch.waitState))}::jsonb`);
   if (terminal) {

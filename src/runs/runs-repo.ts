@@ -186,30 +186,29 @@ export async function lockRunOfAgent(q: Queryable, runId: number, agentId: numbe
 }
 
 /**
- * The runtime's id for a run, if the runs table can hold it: 1 to 255 characters (the column's check). A longer or
- * empty one is not recorded rather than failing the write that carries it.
+ * Runs a write that carries the runtime's id for a run, so that the id can never fail it: an id the column refuses
+ * (empty, over 255 characters) is left out up front, and one another run of the same agent already holds
+ * (runs_agent_external_key: a runtime that reuses ids, a constant `x-n8n-execution-id`, an n8n whose ids
+ * restarted) makes the write run again without it. The caller sees `external_run_id` still null.
  */
-export function recordableExternalId(id: string | null | undefined): string | null {
-  return typeof id === 'string' && id.length >= 1 && id.length <= 255 ? id : null;
-}
-
-/**
- * The runtime's id is already another run's of the same agent (runs_agent_external_key): a runtime that reuses
- * ids, a constant `x-n8n-execution-id`, an n8n whose ids restarted. The write is retried without it.
- */
-export function isExternalIdConflict(err: unknown): boolean {
-  const e = err as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === '23505' && e.constraint === 'runs_agent_external_key';
+export async function withExternalRunId<T>(offered: string | null | undefined, write: (externalRunId: string | null) => Promise<T>): Promise<T> {
+  const id = typeof offered === 'string' && offered.length >= 1 && offered.length <= 255 ? offered : null;
+  try {
+    return await write(id);
+  } catch (err) {
+    const e = err as { code?: unknown; constraint?: unknown } | null;
+    if (id === null || e?.code !== '23505' || e.constraint !== 'runs_agent_external_key') throw err;
+    return write(null);
+  }
 }
 
 /**
  * A task runtime accepted the trigger: keeps its run id and schedules the first status poll. Writes no status;
- * a run that already reached a terminal state (a fast callback) keeps next_poll_at NULL. An id the table cannot
- * take (see above) is left out, so the write never fails for it; the caller sees `external_run_id` still null.
+ * a run that already reached a terminal state (a fast callback) keeps next_poll_at NULL.
  */
-export async function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunHead | null> {
-  const write = (id: string | null) =>
-    q.query<RunHead>(
+export function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunHead | null> {
+  return withExternalRunId(externalRunId, async (id) => {
+    const { rows } = await q.query<RunHead>(
       `UPDATE runs SET
          external_run_id = coalesce(external_run_id, $2),
          next_poll_at = CASE WHEN status IN ('queued', 'running', 'waiting') THEN $3::timestamptz ELSE next_poll_at END,
@@ -217,13 +216,8 @@ export async function recordTriggered(q: Queryable, runId: number, externalRunId
        WHERE id = $1 RETURNING ${HEAD_COLUMNS}`,
       [runId, id, nextPollAt, now],
     );
-  const id = recordableExternalId(externalRunId);
-  try {
-    return (await write(id)).rows[0] ?? null;
-  } catch (err) {
-    if (!isExternalIdConflict(err)) throw err;
-    return (await write(null)).rows[0] ?? null;
-  }
+    return rows[0] ?? null;
+  });
 }
 
 /**

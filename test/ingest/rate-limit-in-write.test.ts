@@ -86,6 +86,22 @@ describe('spec 8.1: the count made by the run write itself', () => {
     expect(await runCount(t, a.agent.id)).toBe(0);
   });
 
+  it('spec 8.1 / decisions.md: by default a store error is logged, not swallowed, and the request still goes through', async () => {
+    const open = await createTestApp({ clock });
+    try {
+      await open.db.exec(`
+        CREATE FUNCTION refuse_bucket() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'bucket store down'; END $$;
+        CREATE TRIGGER refuse_bucket BEFORE INSERT OR UPDATE ON rate_limit_buckets FOR EACH ROW EXECUTE FUNCTION refuse_bucket();`);
+      const a = await taskAgent(open, trig);
+      expect((await trigger(open, a)).statusCode).toBe(201);
+      const lines = open.logs.filter((l) => l.includes('rate-limit store failed'));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 50, err: { message: expect.stringMatching(/bucket store down/) } });
+    } finally {
+      await open.close();
+    }
+  });
+
   it('a bucket store that errors fails open: the run is written, the callback applied, the error reported', async () => {
     const storeErrors: unknown[] = [];
     const open = await createTestApp({ clock, onLimiterError: (err) => storeErrors.push(err) });

@@ -85,6 +85,15 @@ describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
     expect((run!.next_poll_at as Date).getTime() - (run!.created_at as Date).getTime()).toBeGreaterThanOrEqual(59_000);
   });
 
+  it('spec 4.1: no body at all — none, or an empty text/plain one — is a trigger with the saved default input', async () => {
+    const a = await taskAgent({ default_input: { lang: 'en' } });
+    for (const extra of [{}, { payload: '', headers: { ...a.ingestAuth, 'content-type': 'text/plain' } }]) {
+      const res = await t.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger`, headers: a.ingestAuth, ...extra });
+      expect(res.statusCode, res.body).toBe(201);
+      expect((await readRun(t, res.json().runId))!.input).toEqual({ lang: 'en' });
+    }
+  });
+
   it('spec 2.3: an agent without active connections gets neither connectionIds nor credentialsToken', async () => {
     const a = await taskAgent();
     const res = await post(a);

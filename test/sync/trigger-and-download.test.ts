@@ -153,6 +153,28 @@ describe('spec 4.3 trigger-and-download: streaming', () => {
     const run = await waitForRun(t, runId, (r) => r.status === 'failed');
     expect(run.error).toMatch(/^the runtime broke off the download after \d+ bytes$/);
   });
+  it('spec 4.3: a run write that fails once the file has started (database down) is a 500 that leaves nothing open', async () => {
+    const a = await fileAgent({ binary: { contentType: 'application/zip', size: 8 * 1024 * 1024 } });
+    const real = t.ctx.db.query.bind(t.ctx.db);
+    // The `started` write (queued → running on the first byte) fails, as it would with the database gone.
+    const spy = vi.spyOn(t.ctx.db, 'query').mockImplementation(((sql: string, params?: readonly unknown[]) =>
+      sql.startsWith('WITH moved AS (UPDATE runs') && params?.[2] === 'running'
+        ? Promise.reject(Object.assign(new Error('connection terminated'), { code: '57P01' }))
+        : real(sql, params)) as typeof t.ctx.db.query);
+    let res;
+    try {
+      res = await download(a.agent.id, a.ingestAuth);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(res.statusCode).toBe(500);
+    await res.body.dump();
+    const ex = [...n8n.executions.values()].find((e) => e.workflowPath === a.path)!;
+    await vi.waitFor(() => expect(ex.clientGone).toBe(true)); // the runtime's answer was closed, not left streaming
+    expect(ex.bytesSent).toBeLessThan(8 * 1024 * 1024);
+    expect(t.ctx.runWatch.watchedRuns).toBe(0); // no listener left behind
+  });
+
   it('spec 4.3: a download whose execution id another run already holds still streams and completes, without that id', async () => {
     const a = await fileAgent({ binary: { contentType: 'text/plain', size: 64 }, headers: { 'x-n8n-execution-id': 'download-id' } });
     const first = await download(a.agent.id, a.ingestAuth);
