@@ -13,7 +13,7 @@ import { noteUnrecordedExternalId } from './start-run.ts';
 /** Claimed per statement, and looked up at once at most. */
 const BATCH = 20;
 const CONCURRENCY = 4;
-/** A run not found (yet) is looked at again after this. n8n lists an execution only once it has left memory. */
+/** A run not found (yet) is looked at again after this (a list may lag; a call may still be on its way). */
 export const RECOVERY_RETRY_MS = 10_000;
 /**
  * A task run that its runtime still does not show this long after it was created never got there (the trigger
@@ -29,7 +29,7 @@ export const HELD_CALL_LOST_NOTE =
 
 export type RecoveryOutcome =
   | { kind: 'adopted'; externalRunId: string; outcome: PollOutcome }
-  | { kind: 'not_found' } // looked again after RECOVERY_RETRY_MS
+  | { kind: 'not_found' } // looked at again after RECOVERY_RETRY_MS
   | { kind: 'never_arrived' } // a task run failed: its trigger never reached the runtime
   | { kind: 'unavailable'; message: string } // the runtime did not answer usefully; looked again later
   | { kind: 'no_runtime' };

@@ -25,7 +25,7 @@ export interface CancelOptions {
 const CANCEL_NOTES: Partial<Record<RuntimeCancel, string>> = {
   failed: 'The runtime did not confirm the cancel: the work may have run on there.',
   not_supported: 'The runtime cannot stop a run (n8n before its stop route, early 2026): the work may have run on there to its end.',
-  not_found: 'The runtime did not show this run when it was cancelled (n8n lists an execution only once it has left memory): the work may have run on there.',
+  not_found: 'The runtime showed no record of this run when it was cancelled: if it got there later, the work may have run on.',
 };
 
 /**

@@ -100,8 +100,8 @@ export class N8nAdapter implements RuntimeAdapter {
 
   /**
    * The execution that received this run's payload: the workflows listening on the agent's path, then their
-   * executions (newest first, with data) until one matches or they are older than the run. An execution still
-   * in n8n's memory is not listed yet (⚠ runtimes.md): null until it is.
+   * executions (newest first, with data) until one matches or they are older than the run. null: n8n has no
+   * execution of this run (the call never reached it).
    */
   async findRun(runtime: RuntimeConnection, target: string, marker: RunMarker): Promise<Outcome<FoundRun | null>> {
     const workflows: WebhookWorkflow[] = [];
@@ -111,9 +111,12 @@ export class N8nAdapter implements RuntimeAdapter {
       workflows.push(...workflowsForPath(page.value, target));
       if (!(cursor = cursorOf(page.value))) break;
     }
-    for (const wf of workflows) {
+    // Running executions first (few, and what a cancel looks for), then the rest: the plain list leaves them out.
+    const lists = workflows.flatMap((wf) => [{ ...wf, status: 'running' }, { ...wf, status: null }]);
+    for (const wf of lists) {
       for (let cursor: string | null = null, pages = 0; pages < EXECUTION_PAGES; pages++) {
         const query: Record<string, string> = { workflowId: wf.workflowId, includeData: 'true', limit: String(EXECUTIONS_PAGE) };
+        if (wf.status) query.status = wf.status;
         if (cursor) query.cursor = cursor;
         const page = await this.#apiGet<ExecutionPage>(runtime, ['executions'], query);
         if (!page.ok) return page;

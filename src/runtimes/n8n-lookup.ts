@@ -1,6 +1,8 @@
 // Finding, in n8n's records, the execution of a run whose held webhook call the service lost (decisions.md
 // "Recovering lost runs"). n8n's public API lists workflows with their nodes and executions with their data; the
 // execution of a run is the one whose Webhook node received this run's payload (runId and deploymentId).
+// Measured on n8n 2.8.4 and 2.41.1: the plain list shows finished and waiting executions but never running ones
+// (⚠); `status=running` lists those, with their start data (the Webhook node's input still on the stack).
 // Pure functions over the API's JSON; the adapter makes the calls.
 import type { RunMarker } from './runtime-adapter.ts';
 import type { Execution } from './n8n-mapping.ts';
@@ -65,10 +67,16 @@ export function matchExecution(page: ExecutionPage, webhookNode: string, marker:
   return reachedOlder ? { kind: 'older_than_run' } : { kind: 'not_here' };
 }
 
-/** The JSON the Webhook node received: its first output item is the request ({headers, params, query, body}). */
+/**
+ * The JSON the Webhook node received ({headers, params, query, body}): its first output item once it has run, or,
+ * in a running execution (whose stored data is still the start data), its input on the node execution stack.
+ */
 function requestBody(ex: Execution, webhookNode: string): { runId?: unknown; deploymentId?: unknown } | null {
-  const item = ex.data?.resultData?.runData?.[webhookNode]?.[0]?.data?.main?.[0]?.[0]?.json as { body?: unknown } | undefined;
-  const body = item?.body;
+  const ran = ex.data?.resultData?.runData?.[webhookNode]?.[0]?.data?.main?.[0]?.[0]?.json as { body?: unknown } | undefined;
+  const queued = ex.data?.executionData?.nodeExecutionStack?.find((s) => s.node?.name === webhookNode)?.data?.main?.[0]?.[0]?.json as
+    | { body?: unknown }
+    | undefined;
+  const body = (ran ?? queued)?.body;
   return body !== null && typeof body === 'object' ? (body as { runId?: unknown; deploymentId?: unknown }) : null;
 }
 

@@ -156,8 +156,7 @@ export interface RuntimeAdapter {
   cancel(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<void>>;
   /**
    * Finds the runtime's record of a run whose start this service lost track of (a crash, a restart, a write that
-   * failed), by what the payload carried. null: the runtime shows no such run (yet: n8n lists an execution only
-   * once it has left memory).
+   * failed), by what the payload carried. null: the runtime shows no such run.
    */
   findRun(runtime: RuntimeConnection, target: string, marker: RunMarker): Promise<Outcome<FoundRun | null>>;
   /** Where the runtime needs an inspection first (Trigger.dev answers success even for finished tokens). */
