@@ -41,22 +41,27 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
 
   const agent = await ctx.agents.get(run.agent_id);
   const runtime = agent?.runtime_id ? await ctx.agents.runtime(agent.runtime_id) : null;
-  let runtimeCancel: RuntimeCancel = 'not_started_there';
+  // The held call's answer (n8n's "cancelled manually" to the stop below) then writes nothing: this cancel
+  // writes the status, with its own reason.
+  const heldHere = ctx.heldCalls.abort(runId, 'cancel');
   // Only a run this service started carries our payload at the runtime, so only such a run can be looked up.
   const startedHere = run.source !== 'ingest' && run.source !== 'register';
-  if (runtime) runtimeCancel = await cancelAtRuntime(ctx, runtime, run, startedHere ? (agent?.target ?? null) : null);
-  // The held call's answer then writes nothing: this cancel writes the status.
-  if (ctx.heldCalls.abort(runId, 'cancel') && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
+  const atRuntime = runtime ? await cancelAtRuntime(ctx, runtime, run, startedHere ? (agent?.target ?? null) : null) : null;
+  let runtimeCancel: RuntimeCancel = atRuntime?.outcome ?? 'not_started_there';
+  if (heldHere && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
 
   const now = ctx.clock.now();
   const reason = opts.via === 'admin' ? 'Run cancelled by a platform admin' : 'Run cancelled by a user';
-  const result = await transition(ctx.db, runId, 'terminal', 'cancelled', now, { error: reason });
+  // A run looked up at the runtime keeps the id it was found under (logs, the operator's own look).
+  const result = await transition(ctx.db, runId, 'terminal', 'cancelled', now, { error: reason, externalRunId: atRuntime?.externalRunId ?? null });
   if (result.kind === 'not_found') return { kind: 'not_found' };
   // 'noop': the runtime's own answer to the cancel (n8n "cancelled manually") got there first — still cancelled.
   if (result.kind === 'backward') return { kind: 'already_terminal', run: result.run };
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   const note = CANCEL_NOTES[runtimeCancel] ?? null;
-  if (note) await noteRuntime(ctx.db, runId, note);
+  // Kept even when another writer ended the run first (an instance holding the call got n8n's answer).
+  const foundAs = atRuntime?.externalRunId && !result.run.external_run_id ? atRuntime.externalRunId : null;
+  if (note || foundAs) await noteRuntime(ctx.db, runId, { note, externalRunId: foundAs });
   await appendAudit(
     ctx.db,
     {
@@ -65,26 +70,30 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
     },
     now,
   );
-  return { kind: 'cancelled', run: note ? { ...result.run, runtime_note: note } : result.run, runtimeCancel };
+  const row = { ...result.run, runtime_note: note ?? result.run.runtime_note, external_run_id: result.run.external_run_id ?? foundAs };
+  return { kind: 'cancelled', run: row, runtimeCancel };
 }
 
 /** Stops the run at its runtime: by its external id, or, for one that has none yet, by looking it up first. */
-async function cancelAtRuntime(ctx: AppContext, runtime: RuntimeConnection, run: RunRow, target: string | null): Promise<RuntimeCancel> {
+async function cancelAtRuntime(
+  ctx: AppContext, runtime: RuntimeConnection, run: RunRow, target: string | null,
+): Promise<{ outcome: RuntimeCancel; externalRunId: string | null }> {
   const adapter = ctx.runtimes.get(runtime.kind);
   let externalRunId = run.external_run_id;
   if (!externalRunId && target) {
     const found = await adapter.findRun(runtime, target, { runId: Number(run.id), deploymentId: ctx.deploymentId, createdAt: new Date(run.created_at) });
     if (!found.ok) {
       ctx.log.warn({ runId: run.id, failure: found.failure.kind }, `cancel: looking the run up at the runtime failed: ${found.failure.message}`);
-      return found.failure.kind === 'not_supported' ? 'not_supported' : 'failed';
+      return { outcome: found.failure.kind === 'not_supported' ? 'not_supported' : 'failed', externalRunId: null };
     }
-    if (!found.value) return 'not_found';
+    if (!found.value) return { outcome: 'not_found', externalRunId: null };
     externalRunId = found.value.externalRunId;
   }
-  if (!externalRunId) return 'not_started_there';
+  if (!externalRunId) return { outcome: 'not_started_there', externalRunId: null };
   const res = await adapter.cancel(runtime, externalRunId);
   if (!res.ok) ctx.log.warn({ runId: run.id, failure: res.failure.kind }, `cancel at the runtime failed: ${res.failure.message}`);
-  return res.ok ? 'cancelled' : res.failure.kind === 'not_supported' ? 'not_supported' : 'failed';
+  const outcome: RuntimeCancel = res.ok ? 'cancelled' : res.failure.kind === 'not_supported' ? 'not_supported' : 'failed';
+  return { outcome, externalRunId: run.external_run_id ? null : externalRunId };
 }
 
 export type LogsResult = { kind: 'ok'; logs: unknown[] } | { kind: 'upstream_failed'; message: string; runId: number } | { kind: 'not_found' };

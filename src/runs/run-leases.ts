@@ -146,7 +146,12 @@ export async function dropLease(q: Queryable, runId: number): Promise<void> {
   await q.query('UPDATE runs SET invoke_lease_until = NULL WHERE id = $1', [runId]);
 }
 
-/** The run detail's sentence about what the service could not do at the runtime (a cancel it could not carry out). */
-export async function noteRuntime(q: Queryable, runId: number, note: string): Promise<void> {
-  await q.query('UPDATE runs SET runtime_note = $2 WHERE id = $1', [runId, note]);
+/**
+ * What a cancel learnt at the runtime: a sentence for the run detail about what it could not do there, and the id
+ * the run was found under (kept only if the run has none, and only if the column can take it).
+ */
+export async function noteRuntime(q: Queryable, runId: number, found: { note: string | null; externalRunId: string | null }): Promise<void> {
+  await withExternalRunId(found.externalRunId, (id) =>
+    q.query('UPDATE runs SET runtime_note = coalesce($2, runtime_note), external_run_id = coalesce(external_run_id, $3) WHERE id = $1', [runId, found.note, id]),
+  );
 }
