@@ -14,6 +14,8 @@ export interface Config {
   sweepIntervalMs: number;
   outboundAllowHosts: string[];
   maxJsonBodyBytes: number;
+  /** Bearer token /metrics requires; null: /metrics is open (decisions.md "Metrics"). */
+  metricsToken: string | null;
   logLevel: string;
 }
 
@@ -54,6 +56,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('ARS_MASTER_KEY is required with DATABASE_URL (only the embedded default generates one)');
   }
 
+  const metricsToken = env.ARS_METRICS_TOKEN || null;
+  if (metricsToken !== null && (metricsToken.length < 32 || /\s/.test(metricsToken))) {
+    problems.push('ARS_METRICS_TOKEN must be at least 32 characters, without spaces');
+  }
+
   const publicUrl = (env.ARS_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   try {
     const u = new URL(publicUrl);
@@ -77,6 +84,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sweepIntervalMs: int('ARS_SWEEP_INTERVAL_MS', 5_000, 10, 3_600_000),
     outboundAllowHosts: (env.ARS_OUTBOUND_ALLOW_HOSTS || '').split(',').map((s) => s.trim()).filter(Boolean),
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    metricsToken,
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

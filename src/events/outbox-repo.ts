@@ -47,6 +47,12 @@ export async function claimDueDeliveries(q: Queryable, now: Date, leaseUntil: Da
   return rows;
 }
 
+/** Rows still to deliver, due or not (the metrics' backlog gauge); served by the partial index outbox_due_idx. */
+export async function countPendingDeliveries(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ n: number }>('SELECT count(*) AS n FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL');
+  return rows[0]!.n;
+}
+
 // The settling writes are guarded on the lease they were claimed under: a worker whose lease lapsed (and whose row
 // another instance took over) must not overwrite the newer outcome.
 

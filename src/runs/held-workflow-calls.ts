@@ -35,6 +35,11 @@ export class HeldCalls {
 
   constructor(private readonly runWatch: RunWatch) {}
 
+  /** How many calls this instance holds open (the metrics' gauge). */
+  get size(): number {
+    return this.#calls.size;
+  }
+
   /**
    * Registers a call about to be made for `runId`. It is aborted with 'timeout' after `maxMs`, and with 'terminal'
    * as soon as the run turns terminal through any writer on any instance (the NOTIFY reaches this RunWatch), so a

@@ -49,8 +49,17 @@ export async function pollRun(
   return outcome;
 }
 
-/** What one remote status means for the run (runtimes.md mappings; spec part 3 rules 2–4). */
+/**
+ * What one remote status means for the run (runtimes.md mappings; spec part 3 rules 2–4), written and counted. The
+ * poller and a synchronous wait's status reads both come through here.
+ */
 export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus): Promise<PollOutcome> {
+  const outcome = await moveByRemoteStatus(ctx, due, remote);
+  if ('result' in outcome) ctx.metrics.transitioned(outcome.kind === 'timed_out' ? 'timeout' : 'poll', outcome.result);
+  return outcome;
+}
+
+async function moveByRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus): Promise<PollOutcome> {
   const { run } = due;
   const now = ctx.clock.now();
   switch (remote.status) {

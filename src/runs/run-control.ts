@@ -47,6 +47,7 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
   // 'noop': the runtime's own answer to the cancel (n8n "cancelled manually") got there first — still cancelled.
   if (result.kind === 'backward') return { kind: 'already_terminal', run: result.run };
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  ctx.metrics.transitioned('admin', result);
   await appendAudit(
     ctx.db,
     { action: 'run.cancelled', actorUserId: opts.actorUserId ?? null, agentId: run.agent_id, runId, details: { via: opts.via, runtime_cancel: runtimeCancel } },
