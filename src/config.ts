@@ -16,6 +16,8 @@ export interface Config {
   maxJsonBodyBytes: number;
   /** Bearer token /metrics requires; null: /metrics is open (decisions.md "Metrics"). */
   metricsToken: string | null;
+  /** Finished outbox rows and alert receipts are deleted this many days after they finished or arrived. */
+  retentionDays: number;
   logLevel: string;
 }
 
@@ -85,6 +87,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundAllowHosts: (env.ARS_OUTBOUND_ALLOW_HOSTS || '').split(',').map((s) => s.trim()).filter(Boolean),
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     metricsToken,
+    retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

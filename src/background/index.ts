@@ -6,6 +6,10 @@ import { deleteOldBuckets } from '../rate-limits/rate-limiter.ts';
 import { OutboxWorker } from '../events/outbox-worker.ts';
 import { pollDueRuns } from './poller.ts';
 import { sweepTimeouts } from './timeout-sweeper.ts';
+import { pruneExpired } from './retention.ts';
+
+/** Retention is measured in days: a pass every 10 minutes keeps each one small. */
+const RETENTION_EVERY_MS = 600_000;
 
 export interface Background {
   stop(): Promise<void>;
@@ -18,6 +22,7 @@ export function startBackgroundWork(ctx: AppContext): Background {
     new OutboxWorker(ctx), // webhook-action deliveries every ~1 s, nudged by run-status NOTIFYs
     new Sweeper('status-poll', every, () => pollDueRuns(ctx), ctx.log), // due runs at their agent's interval
     new Sweeper('run-timeouts', every, () => sweepTimeouts(ctx), ctx.log), // spec part 3 queued/running timeouts
+    new Sweeper('retention', RETENTION_EVERY_MS, () => pruneExpired(ctx), ctx.log), // finished outbox rows, alert receipts
   ];
   for (const s of sweepers) s.start();
   return {
