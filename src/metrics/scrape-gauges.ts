@@ -29,7 +29,7 @@ export function addScrapeGauges(registry: Registry, sources: ScrapeSources): voi
   const registers = [registry];
   new Gauge({
     name: 'ars_held_sync_waits',
-    help: 'Synchronous callers this instance holds (trigger-and-wait, webhook-and-wait, downloads, zone waits).',
+    help: 'Synchronous callers this instance holds waiting for a run (trigger-and-wait, webhook-and-wait, zone waits; not downloads).',
     registers,
     collect() {
       this.set(sources.heldWaits());
