@@ -12,6 +12,10 @@ export interface Config {
   publicUrl: string;
   queuedTimeoutMs: number;
   sweepIntervalMs: number;
+  /** How long a runtime call held by an instance counts as alive without renewal (decisions.md "Recovering lost runs"). */
+  runLeaseMs: number;
+  /** SIGTERM: how long held runtime calls may still answer before they are left to recovery. */
+  shutdownGraceMs: number;
   outboundAllowHosts: string[];
   maxJsonBodyBytes: number;
   /** Bearer token /metrics requires; null: /metrics is open (decisions.md "Metrics"). */
@@ -84,6 +88,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl,
     queuedTimeoutMs: int('ARS_QUEUED_TIMEOUT_MS', 600_000, 1, 86_400_000),
     sweepIntervalMs: int('ARS_SWEEP_INTERVAL_MS', 5_000, 10, 3_600_000),
+    runLeaseMs: int('ARS_RUN_LEASE_MS', 30_000, 1_000, 3_600_000),
+    shutdownGraceMs: int('ARS_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     outboundAllowHosts: (env.ARS_OUTBOUND_ALLOW_HOSTS || '').split(',').map((s) => s.trim()).filter(Boolean),
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     metricsToken,

@@ -12,6 +12,8 @@ import { SingleFlight } from './lib/single-flight.ts';
 import { AgentDirectory } from './agents/agent-directory.ts';
 import { DbRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.ts';
 import { HeldCalls } from './runs/held-workflow-calls.ts';
+import { RunLeases } from './runs/run-leases.ts';
+import { loadDeploymentId } from './storage/service-identity.ts';
 import { RunWatch } from './runs/run-watch.ts';
 import { createOutboundClient, type OutboundClient } from './lib/safe-http.ts';
 import { createRuntimeRegistry, type RuntimeRegistry } from './runtimes/runtime-registry.ts';
@@ -37,6 +39,10 @@ export interface AppContext {
   adminToken: string;
   /** The root logger; Fastify's request loggers are its children. */
   log: FastifyBaseLogger;
+  /** Sent in every task payload: names this deployment's runs at a runtime other deployments may share. */
+  deploymentId: string;
+  /** Runs whose runtime calls this instance holds, with their leases kept alive (recovery takes the rest). */
+  leases: RunLeases;
   /** Workflow calls this instance holds open. */
   heldCalls: HeldCalls;
   /** Synchronous callers this instance holds, and their backstop timer. */
@@ -68,6 +74,7 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
   const secrets = new SecretBox(opts.masterKey);
   const agents = new AgentDirectory(opts.db, secrets);
   const runWatch = new RunWatch(opts.db);
+  const deploymentId = await loadDeploymentId(opts.db);
   const heldCalls = new HeldCalls(runWatch);
   const waits = new WaitRegistry(opts.db, runWatch, log);
   const metrics = new ServiceMetrics({
@@ -97,6 +104,8 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
     outbound: createOutboundClient({ allowHosts: opts.config.outboundAllowHosts }),
     adminToken: opts.adminToken,
     log,
+    deploymentId,
+    leases: new RunLeases(opts.db, clock, opts.config.runLeaseMs, log),
     heldCalls,
     waits,
     pollBudget: new PollBudget(),
@@ -109,6 +118,7 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
 export async function stopContext(ctx: AppContext): Promise<void> {
   await ctx.waits.stop();
   await ctx.heldCalls.abortAll();
+  ctx.leases.stop();
   await ctx.agents.stop();
   await ctx.runWatch.stop();
   await ctx.outbound.close();

@@ -35,18 +35,36 @@ async function main(): Promise<void> {
   app.log.info({ storage: db.driver, publicUrl: config.publicUrl }, 'agent run service ready');
 
   let stopping = false;
+  // SIGTERM drains (decisions.md "Shutdown"): stop accepting, answer held callers, let held runtime calls answer
+  // until the grace period ends, then hand the rest back (their leases lapse: recovery on another instance or
+  // the next start finishes them from the runtime's records). The process always ends soon after the deadline.
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    await app.close(); // stop accepting; held waits finish or answer 202 (the app's preClose hook)
+    const deadline = Date.now() + config.shutdownGraceMs;
+    setTimeout(() => {
+      app.log.error({ signal }, 'shutdown overran its deadline; exiting with work still open');
+      process.exit(1);
+    }, config.shutdownGraceMs + HARD_EXIT_MARGIN_MS).unref();
+    app.log.info({ signal, graceMs: config.shutdownGraceMs, heldCalls: ctx.heldCalls.size }, 'shutting down');
+    await Promise.race([app.close(), until(deadline)]); // stop accepting; held waits answer 202 (the preClose hook)
     await background.stop(); // stop re-arming sweepers and wait for a running sweep
-    await stopContext(ctx);
+    await ctx.heldCalls.drain(deadline);
+    const handedBack = ctx.heldCalls.size;
+    await stopContext(ctx); // what is still held is handed back
     await db.close();
+    app.log.info({ handedBack }, 'stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/** After the grace period: closing the rest (handing calls back, the pool) takes at most this long. */
+const HARD_EXIT_MARGIN_MS = 5_000;
+
+function until(deadline: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref());
 }
 
 await main();

@@ -12,8 +12,8 @@ export type { PoolStats, ScrapeSources } from './scrape-gauges.ts';
  * wait's), `alert` (a runtime failure alert), `sync` (a held workflow answer and the synchronous endpoints' own
  * writes), `start` (a run's insert as queued, or its failure to start), `timeout` (the timeout sweeper, a poll
  * past the running timeout, a held call's timeout backstop), `admin` (cancel, from the admin API or a zone),
- * `ingest` (runs recorded by /register and /ingest), `waitpoint` (spec 4.9), `recovery` (work another instance
- * left behind, picked up again).
+ * `ingest` (runs recorded by /register and /ingest), `waitpoint` (spec 4.9), `recovery` (the run-recovery sweep:
+ * a run whose runtime call was lost, found again at its runtime or failed).
  */
 export type TransitionPath = 'callback' | 'poll' | 'alert' | 'sync' | 'start' | 'timeout' | 'admin' | 'ingest' | 'waitpoint' | 'recovery';
 

@@ -35,11 +35,6 @@ export class HeldCalls {
 
   constructor(private readonly runWatch: RunWatch) {}
 
-  /** How many calls this instance holds open (the metrics' gauge). */
-  get size(): number {
-    return this.#calls.size;
-  }
-
   /**
    * Registers a call about to be made for `runId`. It is aborted with 'timeout' after `maxMs`, and with 'terminal'
    * as soon as the run turns terminal through any writer on any instance (the NOTIFY reaches this RunWatch), so a
@@ -95,7 +90,25 @@ export class HeldCalls {
     return true;
   }
 
-  /** Graceful shutdown: hands every held run back (its status is left as is; timeouts or polling finish it). */
+  get size(): number {
+    return this.#calls.size;
+  }
+
+  /**
+   * Graceful shutdown, first step: lets held calls answer until `deadline` (ms since the epoch). Resolves when
+   * none is left or the deadline passed; what is left is for abortAll.
+   */
+  async drain(deadline: number): Promise<void> {
+    while (this.#calls.size > 0 && Date.now() < deadline) {
+      const pending = [...this.#calls.values()].map((e) => e.settled ?? new Promise((r) => setTimeout(r, 50)));
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now()))));
+      await Promise.race([Promise.all(pending), late]);
+      clearTimeout(timer);
+    }
+  }
+
+  /** Graceful shutdown: hands every held run back (its lease lapses at once: recovery on another instance or the next start finishes it). */
   async abortAll(): Promise<void> {
     const entries = [...this.#calls.values()];
     for (const e of entries) e.abort('shutdown');

@@ -3,12 +3,13 @@
 import type { AppContext } from '../context.ts';
 import { findRun, type RunRow } from './runs-repo.ts';
 import { transition } from './run-transitions.ts';
+import { noteRuntime } from './run-leases.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { isTerminal } from './run-states.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
 
 /** What became of the cancel at the runtime; recorded in the audit entry. */
-export type RuntimeCancel = 'cancelled' | 'failed' | 'not_supported' | 'not_started_there';
+export type RuntimeCancel = 'cancelled' | 'failed' | 'not_supported' | 'not_found' | 'not_started_there';
 
 export type CancelResult =
   | { kind: 'cancelled'; run: RunRow; runtimeCancel: RuntimeCancel }
@@ -20,40 +21,80 @@ export interface CancelOptions {
   actorUserId?: string | null;
 }
 
+/** The run detail's and the audit entry's sentence when the work may go on at the runtime. */
+const CANCEL_NOTES: Partial<Record<RuntimeCancel, string>> = {
+  failed: 'The runtime did not confirm the cancel: the work may have run on there.',
+  not_supported: 'The runtime cannot stop a run (n8n before its stop route, early 2026): the work may have run on there to its end.',
+  not_found: 'The runtime showed no record of this run when it was cancelled: if it got there later, the work may have run on.',
+};
+
 /**
- * Cancels at the runtime where it can (Trigger.dev cancel, n8n stop; a held n8n call on this instance is
- * aborted), then writes `cancelled` through the guarded transition. A run that became terminal meanwhile is
- * left alone: the first terminal write wins, and the caller gets already_terminal.
+ * Cancels at the runtime where it can (Trigger.dev cancel, n8n stop — an n8n run without a known execution is
+ * looked up first; a held n8n call on this instance is aborted), then writes `cancelled` through the guarded
+ * transition. A run that became terminal meanwhile is left alone: the first terminal write wins, and the caller
+ * gets already_terminal. Where the work may go on at the runtime, the run detail and the audit entry say so.
  */
 export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOptions): Promise<CancelResult> {
   const run = await findRun(ctx.db, runId);
   if (!run) return { kind: 'not_found' };
   if (isTerminal(run.status)) return { kind: 'already_terminal', run };
 
-  const runtime = await runtimeOf(ctx, run);
-  let runtimeCancel: RuntimeCancel = 'not_started_there';
-  if (runtime && run.external_run_id) {
-    const res = await ctx.runtimes.get(runtime.kind).cancel(runtime, run.external_run_id);
-    runtimeCancel = res.ok ? 'cancelled' : res.failure.kind === 'not_supported' ? 'not_supported' : 'failed';
-    if (!res.ok) ctx.log.warn({ runId, failure: res.failure.kind }, `cancel at the runtime failed: ${res.failure.message}`);
-  }
-  // The held call's answer then writes nothing: this cancel writes the status.
-  if (ctx.heldCalls.abort(runId, 'cancel') && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
+  const agent = await ctx.agents.get(run.agent_id);
+  const runtime = agent?.runtime_id ? await ctx.agents.runtime(agent.runtime_id) : null;
+  // The held call's answer (n8n's "cancelled manually" to the stop below) then writes nothing: this cancel
+  // writes the status, with its own reason.
+  const heldHere = ctx.heldCalls.abort(runId, 'cancel');
+  // Only a run this service started carries our payload at the runtime, so only such a run can be looked up.
+  const startedHere = run.source !== 'ingest' && run.source !== 'register';
+  const atRuntime = runtime ? await cancelAtRuntime(ctx, runtime, run, startedHere ? (agent?.target ?? null) : null) : null;
+  let runtimeCancel: RuntimeCancel = atRuntime?.outcome ?? 'not_started_there';
+  if (heldHere && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
 
   const now = ctx.clock.now();
   const reason = opts.via === 'admin' ? 'Run cancelled by a platform admin' : 'Run cancelled by a user';
-  const result = await transition(ctx.db, runId, 'terminal', 'cancelled', now, { error: reason });
+  // A run looked up at the runtime keeps the id it was found under (logs, the operator's own look).
+  const result = await transition(ctx.db, runId, 'terminal', 'cancelled', now, { error: reason, externalRunId: atRuntime?.externalRunId ?? null });
   if (result.kind === 'not_found') return { kind: 'not_found' };
   // 'noop': the runtime's own answer to the cancel (n8n "cancelled manually") got there first — still cancelled.
   if (result.kind === 'backward') return { kind: 'already_terminal', run: result.run };
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   ctx.metrics.transitioned('admin', result);
+  const note = CANCEL_NOTES[runtimeCancel] ?? null;
+  // Kept even when another writer ended the run first (an instance holding the call got n8n's answer).
+  const foundAs = atRuntime?.externalRunId && !result.run.external_run_id ? atRuntime.externalRunId : null;
+  if (note || foundAs) await noteRuntime(ctx.db, runId, { note, externalRunId: foundAs });
   await appendAudit(
     ctx.db,
-    { action: 'run.cancelled', actorUserId: opts.actorUserId ?? null, agentId: run.agent_id, runId, details: { via: opts.via, runtime_cancel: runtimeCancel } },
+    {
+      action: 'run.cancelled', actorUserId: opts.actorUserId ?? null, agentId: run.agent_id, runId,
+      details: { via: opts.via, runtime_cancel: runtimeCancel, ...(note ? { runtime_note: note } : {}) },
+    },
     now,
   );
-  return { kind: 'cancelled', run: result.run, runtimeCancel };
+  const row = { ...result.run, runtime_note: note ?? result.run.runtime_note, external_run_id: result.run.external_run_id ?? foundAs };
+  return { kind: 'cancelled', run: row, runtimeCancel };
+}
+
+/** Stops the run at its runtime: by its external id, or, for one that has none yet, by looking it up first. */
+async function cancelAtRuntime(
+  ctx: AppContext, runtime: RuntimeConnection, run: RunRow, target: string | null,
+): Promise<{ outcome: RuntimeCancel; externalRunId: string | null }> {
+  const adapter = ctx.runtimes.get(runtime.kind);
+  let externalRunId = run.external_run_id;
+  if (!externalRunId && target) {
+    const found = await adapter.findRun(runtime, target, { runId: Number(run.id), deploymentId: ctx.deploymentId, createdAt: new Date(run.created_at) });
+    if (!found.ok) {
+      ctx.log.warn({ runId: run.id, failure: found.failure.kind }, `cancel: looking the run up at the runtime failed: ${found.failure.message}`);
+      return { outcome: found.failure.kind === 'not_supported' ? 'not_supported' : 'failed', externalRunId: null };
+    }
+    if (!found.value) return { outcome: 'not_found', externalRunId: null };
+    externalRunId = found.value.externalRunId;
+  }
+  if (!externalRunId) return { outcome: 'not_started_there', externalRunId: null };
+  const res = await adapter.cancel(runtime, externalRunId);
+  if (!res.ok) ctx.log.warn({ runId: run.id, failure: res.failure.kind }, `cancel at the runtime failed: ${res.failure.message}`);
+  const outcome: RuntimeCancel = res.ok ? 'cancelled' : res.failure.kind === 'not_supported' ? 'not_supported' : 'failed';
+  return { outcome, externalRunId: run.external_run_id ? null : externalRunId };
 }
 
 export type LogsResult = { kind: 'ok'; logs: unknown[] } | { kind: 'upstream_failed'; message: string; runId: number } | { kind: 'not_found' };

@@ -19,6 +19,8 @@ export interface AdminRunView {
   external_run_id: string | null;
   metadata: unknown;
   input: unknown; // as stored: header values already masked (spec 4.6)
+  /** What the service could not do at the runtime (a run finished from the runtime's records, a cancel it could not carry out). */
+  runtime_note: string | null;
 }
 
 /** Spec 4.2's 200 body. */
@@ -44,6 +46,7 @@ export function toAdminRunView(run: RunRow): AdminRunView {
     external_run_id: run.external_run_id ?? null,
     metadata: run.metadata ?? {},
     input: run.input ?? {},
+    runtime_note: run.runtime_note ?? null,
   };
 }
 

@@ -31,6 +31,10 @@ export interface RunRow {
   started_at: Date | null;
   completed_at: Date | null;
   next_poll_at: Date | null;
+  /** A runtime call for the run is alive on some instance until then (run-leases.ts). */
+  invoke_lease_until: Date | null;
+  /** What the service could not do at the runtime for this run (admin run detail). */
+  runtime_note: string | null;
 }
 
 /**
@@ -58,9 +62,11 @@ export interface NewRun {
   createdBy?: string | null;
   startedAt?: Date | null;
   nextPollAt?: Date | null;
+  /** Runs this service starts at a runtime: the lease of the call about to be made (run-leases.ts). */
+  invokeLeaseUntil?: Date | null;
 }
 
-const INSERT_COLUMNS = `agent_id, status, source, external_run_id, input, metadata, created_by, created_at, started_at, next_poll_at, updated_at`;
+const INSERT_COLUMNS = `agent_id, status, source, external_run_id, input, metadata, created_by, created_at, started_at, next_poll_at, invoke_lease_until, updated_at`;
 const insertValues = (r: NewRun) => [
   r.agentId,
   r.status,
@@ -72,6 +78,7 @@ const insertValues = (r: NewRun) => [
   r.now,
   r.startedAt ?? null,
   r.nextPollAt ?? null,
+  r.invokeLeaseUntil ?? null,
 ];
 
 /** Inserts a run; with a guard, in the same statement as the request's rate-limit count (nothing over the limit). */
@@ -83,11 +90,11 @@ export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | nu
     // INSERT … SELECT gives its parameters no column types, hence the casts.
     ctes: (withinLimit) =>
       withinLimit === null
-        ? `inserted AS (INSERT INTO runs (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8) RETURNING ${HEAD_COLUMNS})`
+        ? `inserted AS (INSERT INTO runs (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $8) RETURNING ${HEAD_COLUMNS})`
         : `inserted AS (
              INSERT INTO runs (${INSERT_COLUMNS})
              SELECT $1::bigint, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::uuid, $8::timestamptz, $9::timestamptz,
-                    $10::timestamptz, $8::timestamptz
+                    $10::timestamptz, $11::timestamptz, $8::timestamptz
              WHERE ${withinLimit}
              RETURNING ${HEAD_COLUMNS})`,
     from: 'inserted',
@@ -104,7 +111,7 @@ export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | nu
 export async function insertRunOnce(q: Queryable, run: NewRun & { externalRunId: string }): Promise<{ run: RunRow; created: boolean }> {
   const { rows } = await q.query<RunRow>(
     `INSERT INTO runs (${INSERT_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $8)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $8)
      ON CONFLICT (agent_id, external_run_id) DO NOTHING RETURNING *`,
     insertValues(run),
   );
@@ -203,8 +210,9 @@ export async function withExternalRunId<T>(offered: string | null | undefined, w
 }
 
 /**
- * A task runtime accepted the trigger: keeps its run id and schedules the first status poll. Writes no status;
- * a run that already reached a terminal state (a fast callback) keeps next_poll_at NULL.
+ * A task runtime accepted the trigger: keeps its run id and schedules the first status poll; the trigger's lease
+ * is over (the poller follows the run from here). Writes no status; a run that already reached a terminal state
+ * (a fast callback) keeps next_poll_at NULL.
  */
 export function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunHead | null> {
   return withExternalRunId(externalRunId, async (id) => {
@@ -212,6 +220,7 @@ export function recordTriggered(q: Queryable, runId: number, externalRunId: stri
       `UPDATE runs SET
          external_run_id = coalesce(external_run_id, $2),
          next_poll_at = CASE WHEN status IN ('queued', 'running', 'waiting') THEN $3::timestamptz ELSE next_poll_at END,
+         invoke_lease_until = NULL,
          updated_at = $4
        WHERE id = $1 RETURNING ${HEAD_COLUMNS}`,
       [runId, id, nextPollAt, now],

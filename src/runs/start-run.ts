@@ -72,11 +72,13 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
     now,
     input: args.storedInput === undefined ? args.input : args.storedInput,
     createdBy: args.createdBy,
+    invokeLeaseUntil: ctx.leases.firstLease(now),
   }, args.guard ?? null);
   if (isOverLimit(run)) return run;
   ctx.metrics.entered('start', run.status);
-  // Built field by field: the agent key is never part of a payload (spec 2.3).
-  const payload: TaskPayload = { runId: run.id, input: args.input ?? {} };
+  // Built field by field: the agent key is never part of a payload (spec 2.3). The deployment id lets recovery
+  // find this very run at a runtime other deployments may share (decisions.md "Recovering lost runs").
+  const payload: TaskPayload = { runId: run.id, deploymentId: ctx.deploymentId, input: args.input ?? {} };
   // Spec 4.4 (and 2.3): connectionIds and credentialsToken travel together or not at all.
   if (Object.keys(connectionIds).length > 0) {
     const { token } = await mintRunCredentials(ctx, agent, run.id, now);
@@ -101,9 +103,15 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
   // Only a workflow runtime's call is held open (until its answer). A run can be queued up to the queued
   // timeout, then run up to the running timeout: the held call's backstop.
   const held = adapter.supportsSyncInvoke ? ctx.heldCalls.hold(run.id, ctx.config.queuedTimeoutMs + agent.running_timeout_ms) : null;
-  const res = await adapter.invoke({ runtime, target: agent.target ?? '', payload, signal: held?.signal });
+  // Until the call's outcome is recorded this instance holds it; if it dies first, recovery takes the run.
+  const releaseLease = ctx.leases.hold(run.id);
+  const res = await adapter.invoke({ runtime, target: agent.target ?? '', payload, signal: held?.signal }).catch((err: unknown) => {
+    releaseLease();
+    throw err;
+  });
   if (!res.ok) {
     held?.release();
+    releaseLease();
     return failStart(ctx, run, invokeFailureReason(res.failure));
   }
   const invoked = res.value;
@@ -111,7 +119,8 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
     held?.release();
     const now = ctx.clock.now();
     const nextPoll = new Date(now.getTime() + agent.poll_interval_s * 1000);
-    const updated = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now);
+    // A failed write here leaves the lease to lapse: recovery then finds the run at the runtime by its tag.
+    const updated = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now).finally(releaseLease);
     if (updated) noteUnrecordedExternalId(ctx, updated, invoked.externalRunId);
     return { ok: true, run: updated ?? run, invoked, prepared };
   }
@@ -120,20 +129,26 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
   const early = await Promise.race([invoked.answer, delay(WORKFLOW_REFUSAL_GRACE_MS)]);
   if (early && isUnregisteredWebhook(early)) {
     held.release();
+    releaseLease();
     return failStart(ctx, run, `runtime refused the run: n8n webhook: ${early.error}`);
   }
   const settled = invoked.answer
-    .then((answer) => {
+    .then(async (answer) => {
       const abortReason = held.abortReason();
       held.answered(); // the terminal write below must not abort a call that is already over
+      // Handed back at shutdown: the answer never came; the run's lease lapses now, for recovery to take it.
+      if (abortReason === 'shutdown') await ctx.leases.handBack([run.id]);
       return applyWorkflowAnswer(ctx, run.id, answer, abortReason);
     })
     .catch((err: unknown): HeldSettlement => {
-      // A database error while recording the answer: the run is left to polling and the timeouts.
+      // A database error while recording the answer: the lease lapses and recovery finishes the run from n8n.
       ctx.log.error({ err, runId: run.id }, 'could not record the workflow answer');
       return { answer: { status: 'failed', output: null, error: 'answer not recorded', externalRunId: null }, result: null };
     })
-    .finally(() => held.release());
+    .finally(() => {
+      held.release();
+      releaseLease();
+    });
   held.settled = settled;
   return { ok: true, run, invoked, prepared, settled };
 }

@@ -4,11 +4,13 @@
 import { request } from 'undici';
 import type { Readable } from 'node:stream';
 import type {
-  InvokeArgs, Invoked, Outcome, RemoteStatus, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeLogEntry,
+  FoundRun, InvokeArgs, Invoked, Outcome, RunMarker, RemoteStatus, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeLogEntry,
   StreamStart, WaitpointState, WorkflowAnswer,
 } from './runtime-adapter.ts';
 import { wirePayload } from './runtime-adapter.ts';
 import { fail, headerRecord, joinUrl, RuntimeHttp, runtimeMessage, transportFailure, type ApiResponse } from './http.ts';
+import { cursorOf, EXECUTION_PAGES, EXECUTIONS_PAGE, matchExecution, workflowsForPath, type ExecutionPage, type WebhookWorkflow, type WorkflowPage } from './n8n-lookup.ts';
+import type { RuntimeCallName } from './runtime-calls.ts';
 import { ABORTED_MESSAGE, startHeldCall, type HeldAnswer } from './held-call.ts';
 import {
   answerFromHeld, EXECUTION_ID_HEADER, executionIdFromResumeUrl, logsFromExecution, statusFromExecution,
@@ -97,6 +99,40 @@ export class N8nAdapter implements RuntimeAdapter {
     return ex.ok ? { ok: true, value: statusFromExecution(ex.value) } : ex;
   }
 
+  /**
+   * The execution that received this run's payload: the workflows listening on the agent's path, then their
+   * executions (newest first, with data) until one matches or they are older than the run. null: n8n has no
+   * execution of this run (the call never reached it).
+   */
+  async findRun(runtime: RuntimeConnection, target: string, marker: RunMarker): Promise<Outcome<FoundRun | null>> {
+    const workflows: WebhookWorkflow[] = [];
+    for (let cursor: string | null = null, pages = 0; pages < 10; pages++) {
+      const page = await this.#apiGet<WorkflowPage>(runtime, ['workflows'], { limit: '100', ...(cursor ? { cursor } : {}) });
+      if (!page.ok) return page;
+      workflows.push(...workflowsForPath(page.value, target));
+      if (!(cursor = cursorOf(page.value))) break;
+    }
+    // Running executions first (few, and what a cancel looks for), then the rest: the plain list leaves them out.
+    const lists = workflows.flatMap((wf) => [{ ...wf, status: 'running' }, { ...wf, status: null }]);
+    for (const wf of lists) {
+      for (let cursor: string | null = null, pages = 0; pages < EXECUTION_PAGES; pages++) {
+        const query: Record<string, string> = { workflowId: wf.workflowId, includeData: 'true', limit: String(EXECUTIONS_PAGE) };
+        if (wf.status) query.status = wf.status;
+        if (cursor) query.cursor = cursor;
+        const page = await this.#apiGet<ExecutionPage>(runtime, ['executions'], query);
+        if (!page.ok) return page;
+        const match = matchExecution(page.value, wf.webhookNode, marker);
+        if (match.kind === 'found') {
+          const id = match.execution.id;
+          if (id === undefined || id === null || String(id) === '') return fail('bad_response', 'n8n executions API: a listed execution has no id');
+          return { ok: true, value: { externalRunId: String(id), remote: statusFromExecution(match.execution) } };
+        }
+        if (match.kind === 'older_than_run' || !(cursor = cursorOf(page.value))) break;
+      }
+    }
+    return { ok: true, value: null };
+  }
+
   async fetchLogs(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RuntimeLogEntry[]>> {
     const ex = await this.#getExecution(runtime, externalRunId);
     return ex.ok ? { ok: true, value: logsFromExecution(ex.value) } : ex;
@@ -144,18 +180,24 @@ export class N8nAdapter implements RuntimeAdapter {
     return apiFailure(res.value, 'n8n resume');
   }
 
-  async #getExecution(runtime: RuntimeConnection, id: string): Promise<Outcome<Execution>> {
-    if (!runtime.apiKey) return fail('not_supported', 'n8n executions API: the runtime has no API key');
-    const url = joinUrl(runtime.baseUrl, 'api', 'v1', 'executions', id);
-    if (!url) return fail('rejected', 'n8n executions API: invalid base URL');
-    url.searchParams.set('includeData', 'true');
-    const res = await this.#http.call({ method: 'GET', url, headers: apiHeaders(runtime.apiKey), what: 'n8n executions API' });
+  #getExecution(runtime: RuntimeConnection, id: string): Promise<Outcome<Execution>> {
+    return this.#apiGet<Execution>(runtime, ['executions', id], { includeData: 'true' });
+  }
+
+  /** One GET on n8n's public API (`/api/v1/…`), whose answer must be a JSON object. */
+  async #apiGet<T>(runtime: RuntimeConnection, segments: string[], query: Record<string, string>): Promise<Outcome<T>> {
+    const what: RuntimeCallName = segments[0] === 'workflows' ? 'n8n workflows API' : 'n8n executions API';
+    if (!runtime.apiKey) return fail('not_supported', `${what}: the runtime has no API key`);
+    const url = joinUrl(runtime.baseUrl, 'api', 'v1', ...segments);
+    if (!url) return fail('rejected', `${what}: invalid base URL`);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    const res = await this.#http.call({ method: 'GET', url, headers: apiHeaders(runtime.apiKey), what });
     if (!res.ok) return res;
-    if (res.value.status !== 200) return apiFailure(res.value, 'n8n executions API');
+    if (res.value.status !== 200) return apiFailure(res.value, what);
     if (!res.value.isJson || typeof res.value.json !== 'object' || res.value.json === null) {
-      return fail('bad_response', 'n8n executions API: answer is not a JSON execution');
+      return fail('bad_response', `${what}: answer is not a JSON object`);
     }
-    return { ok: true, value: res.value.json as Execution };
+    return { ok: true, value: res.value.json as T };
   }
 }
 

@@ -62,6 +62,8 @@ export interface Execution {
   startedAt?: string | null;
   stoppedAt?: string | null;
   data?: {
+    /** A running execution's stored start data: the nodes still to run, with their input. */
+    executionData?: { nodeExecutionStack?: Array<{ node?: { name?: string }; data?: { main?: Array<Array<{ json?: unknown }> | null> } }> };
     resultData?: {
       runData?: Record<string, NodeRun[]>;
       lastNodeExecuted?: string;

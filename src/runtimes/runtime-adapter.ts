@@ -12,9 +12,14 @@ export interface RuntimeConnection {
   apiKey: string | null;
 }
 
-/** Spec 2.3: what the service sends to the runtime when it triggers a run. Never holds the agent key. */
+/**
+ * Spec 2.3: what the service sends to the runtime when it triggers a run. Never holds the agent key.
+ * `deploymentId` is our addition (decisions.md "Recovering lost runs"): with `runId` it names the run exactly at a
+ * runtime that several deployments share, so a run whose answer was lost is found in the runtime's records.
+ */
 export interface TaskPayload {
   runId: number;
+  deploymentId?: string;
   input: unknown;
   connectionIds?: Record<string, { integrationId: string; connectionId: string }>;
   credentialsToken?: string;
@@ -26,6 +31,7 @@ export interface TaskPayload {
  */
 export function wirePayload(p: TaskPayload): TaskPayload {
   const out: TaskPayload = { runId: p.runId, input: p.input ?? {} };
+  if (p.deploymentId !== undefined) out.deploymentId = p.deploymentId;
   if (p.connectionIds !== undefined) out.connectionIds = p.connectionIds;
   if (p.credentialsToken !== undefined) out.credentialsToken = p.credentialsToken;
   return out;
@@ -117,6 +123,20 @@ export interface RuntimeLogEntry {
   node?: string;
 }
 
+/** What names a run this deployment started, at its runtime (what the payload carried). */
+export interface RunMarker {
+  runId: number;
+  deploymentId: string;
+  /** When the run was created here: the runtime's record cannot be older (bounds the search). */
+  createdAt: Date;
+}
+
+/** The runtime's record of a run found by its marker. */
+export interface FoundRun {
+  externalRunId: string;
+  remote: RemoteStatus;
+}
+
 export interface WaitpointState {
   status: 'WAITING' | 'COMPLETED' | 'TIMED_OUT' | 'UNKNOWN';
 }
@@ -134,6 +154,11 @@ export interface RuntimeAdapter {
   invokeStream(args: InvokeArgs): Promise<Outcome<StreamStart>>;
   fetchStatus(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RemoteStatus>>;
   cancel(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<void>>;
+  /**
+   * Finds the runtime's record of a run whose start this service lost track of (a crash, a restart, a write that
+   * failed), by what the payload carried. null: the runtime shows no such run.
+   */
+  findRun(runtime: RuntimeConnection, target: string, marker: RunMarker): Promise<Outcome<FoundRun | null>>;
   /** Where the runtime needs an inspection first (Trigger.dev answers success even for finished tokens). */
   inspectWaitpoint(runtime: RuntimeConnection, tokenId: string): Promise<Outcome<WaitpointState>>;
   completeWaitpoint(runtime: RuntimeConnection, tokenId: string, payload: unknown): Promise<Outcome<void>>;

@@ -4,11 +4,13 @@
 import type { RuntimeKind } from './runtime-adapter.ts';
 
 export const RUNTIME_CALLS = {
-  'n8n executions API': { runtime: 'workflow', operation: 'execution_read' }, // status, logs, waitpoint inspection
+  'n8n executions API': { runtime: 'workflow', operation: 'execution_read' }, // status, logs, waitpoints, recovery lookup
+  'n8n workflows API': { runtime: 'workflow', operation: 'workflow_list' }, // recovery lookup: which workflow
   'n8n stop': { runtime: 'workflow', operation: 'cancel' },
   'n8n resume': { runtime: 'workflow', operation: 'waitpoint_complete' },
   'Trigger.dev trigger': { runtime: 'task', operation: 'trigger' },
   'Trigger.dev retrieve run': { runtime: 'task', operation: 'run_read' },
+  'Trigger.dev list runs': { runtime: 'task', operation: 'run_list' }, // recovery lookup by tag
   'Trigger.dev cancel': { runtime: 'task', operation: 'cancel' },
   'Trigger.dev waitpoint': { runtime: 'task', operation: 'waitpoint_read' },
   'Trigger.dev complete waitpoint': { runtime: 'task', operation: 'waitpoint_complete' },

@@ -1,8 +1,8 @@
 // The task runtime: Trigger.dev v3/v4 through its HTTP API (runtimes.md "Trigger.dev"). Results are polled, so
 // nothing here holds a call open; every call has the short API timeouts of RuntimeHttp.
 import type {
-  InvokeArgs, Invoked, MappedStatus, Outcome, RemoteStatus, RuntimeAdapter, RuntimeConnection, RuntimeFailure,
-  RuntimeLogEntry, StreamStart, WaitpointState,
+  FoundRun, InvokeArgs, Invoked, MappedStatus, Outcome, RemoteStatus, RunMarker, RuntimeAdapter, RuntimeConnection,
+  RuntimeFailure, RuntimeLogEntry, StreamStart, TaskPayload, WaitpointState,
 } from './runtime-adapter.ts';
 import { wirePayload } from './runtime-adapter.ts';
 import { fail, joinUrl, RuntimeHttp, runtimeMessage, type ApiResponse } from './http.ts';
@@ -60,11 +60,12 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   }
 
   async invoke(args: InvokeArgs): Promise<Outcome<Invoked>> {
-    const runId = String(args.payload.runId);
+    const key = runKey(args.payload);
     const res = await this.#api(args.runtime, 'POST', ['api', 'v1', 'tasks', args.target, 'trigger'], 'Trigger.dev trigger', {
       payload: wirePayload(args.payload),
-      // The platform run id as idempotency key: a trigger whose answer was lost can be repeated safely.
-      options: { idempotencyKey: runId, tags: [`ars_run:${runId}`], ttl: RUN_TTL },
+      // The run's deployment-unique key as idempotency key (a trigger whose answer was lost can be repeated
+      // safely) and as a tag (a run whose bookkeeping was lost can be found: findRun).
+      options: { idempotencyKey: key, tags: [runTag(key)], ttl: RUN_TTL },
     });
     if (!res.ok) return res;
     const id = (res.value.json as { id?: unknown } | undefined)?.id;
@@ -119,6 +120,27 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     return res.ok ? { ok: true, value: undefined } : res;
   }
 
+  /**
+   * The run this deployment triggered for `marker`, found by its tag among the task's runs (one list call, made
+   * only for a run whose trigger answer was lost). Listing starts nothing, unlike repeating the trigger with its
+   * idempotency key, which would start a run whose trigger never arrived, late (decisions.md).
+   */
+  async findRun(runtime: RuntimeConnection, target: string, marker: RunMarker): Promise<Outcome<FoundRun | null>> {
+    const tag = runTag(runKey(marker));
+    const query = { 'filter[tag]': tag, 'filter[taskIdentifier]': target, 'page[size]': '10' };
+    const res = await this.#api(runtime, 'GET', ['api', 'v1', 'runs'], 'Trigger.dev list runs', undefined, query);
+    if (!res.ok) return res;
+    const data = (res.value.json as { data?: unknown }).data;
+    if (!Array.isArray(data)) return fail('bad_response', 'Trigger.dev list runs: answer has no data list');
+    const hit = (data as Array<{ id?: unknown; tags?: unknown; taskIdentifier?: unknown }>).find(
+      (r) => typeof r.id === 'string' && r.id !== '' && Array.isArray(r.tags) && r.tags.includes(tag) && r.taskIdentifier === target,
+    );
+    if (!hit) return { ok: true, value: null };
+    const externalRunId = hit.id as string;
+    const status = await this.fetchStatus(runtime, externalRunId);
+    return status.ok ? { ok: true, value: { externalRunId, remote: status.value } } : status;
+  }
+
   async inspectWaitpoint(runtime: RuntimeConnection, tokenId: string): Promise<Outcome<WaitpointState>> {
     const res = await this.#api(runtime, 'GET', ['api', 'v1', 'waitpoints', 'tokens', tokenId], 'Trigger.dev waitpoint');
     if (!res.ok) return res;
@@ -160,10 +182,13 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   }
 
   /** One authenticated API call; any non-2xx or non-JSON answer becomes a failure. */
-  async #api(runtime: RuntimeConnection, method: 'GET' | 'POST', segments: string[], what: RuntimeCallName, json?: unknown): Promise<Outcome<ApiResponse>> {
+  async #api(
+    runtime: RuntimeConnection, method: 'GET' | 'POST', segments: string[], what: RuntimeCallName, json?: unknown, query?: Record<string, string>,
+  ): Promise<Outcome<ApiResponse>> {
     if (!runtime.apiKey) return fail('rejected', `${what}: the runtime has no secret key`);
     const url = joinUrl(runtime.baseUrl, ...segments);
     if (!url) return fail('rejected', `${what}: invalid base URL`);
+    for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const headers = { authorization: `Bearer ${runtime.apiKey}`, 'x-trigger-api-version': TRIGGER_API_VERSION };
     const res = await this.#http.call({ method, url, headers, json, what });
     if (!res.ok) return res;
@@ -173,6 +198,16 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     }
     return res;
   }
+}
+
+/** Unique across deployments sharing one Trigger.dev project: this deployment's id and the run id. */
+function runKey(p: Pick<TaskPayload, 'runId' | 'deploymentId'>): string {
+  return p.deploymentId ? `${p.deploymentId}:${p.runId}` : String(p.runId);
+}
+
+/** Tags are at most 128 characters; a uuid and a run id fit. */
+function runTag(key: string): string {
+  return `ars_run:${key}`;
 }
 
 function failureFor(res: ApiResponse, what: string): { ok: false; failure: RuntimeFailure } {

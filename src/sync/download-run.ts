@@ -94,9 +94,15 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
   const { run } = prepared;
   // Failed or cancelled by someone else (this or another instance): the call has no one left to serve.
   const endedElsewhere = new AbortController();
-  const unwatch = ctx.runWatch.watch(run.id, (status) => {
+  const stopWatching = ctx.runWatch.watch(run.id, (status) => {
     if (status === 'failed' || status === 'cancelled') endedElsewhere.abort();
   });
+  // Until the download's end is recorded, this instance holds the run's call (a crash leaves it to recovery).
+  const releaseLease = ctx.leases.hold(run.id);
+  const unwatch = (): void => {
+    stopWatching();
+    releaseLease();
+  };
   const window = new AbortController();
   const timer = setTimeout(() => window.abort(), Math.max(0, deadline - Date.now()));
   const signals = [endedElsewhere.signal, window.signal, ...(args.callerGone ? [args.callerGone] : [])];

@@ -18,6 +18,8 @@ const row = (over: Partial<RunRow> = {}): RunRow => ({
   wait_state: { tokenId: 'waitpoint_1', description: 'd', url: null, output: null },
   created_by: null,
   created_at: new Date('2026-01-01T00:00:00Z'),
+  invoke_lease_until: null,
+  runtime_note: null,
   started_at: new Date('2026-01-01T00:00:01Z'),
   completed_at: new Date('2026-01-01T00:00:02.500Z'),
   next_poll_at: null,
@@ -27,7 +29,7 @@ const row = (over: Partial<RunRow> = {}): RunRow => ({
 describe('run presenters', () => {
   it('admin-api.md: the admin view has exactly the listed fields', () => {
     expect(Object.keys(toAdminRunView(row())).sort()).toEqual(
-      ['runId', 'agentId', 'status', 'output_data', 'outputs', 'error', 'duration_ms', 'started_at', 'completed_at', 'created_at', 'created_by', 'external_run_id', 'metadata', 'input'].sort(),
+      ['runId', 'agentId', 'status', 'output_data', 'outputs', 'error', 'duration_ms', 'started_at', 'completed_at', 'created_at', 'created_by', 'external_run_id', 'metadata', 'input', 'runtime_note'].sort(),
     );
     expect(toAdminRunView(row())).toMatchObject({ runId: 7, agentId: 3, started_at: '2026-01-01T00:00:01.000Z', error: { message: 'x is undefined' } });
   });

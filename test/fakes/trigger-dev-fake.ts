@@ -137,6 +137,7 @@ export class TriggerDevFake extends FakeHttpServer {
     const legacy = rec.headers['x-trigger-api-version'] !== TRIGGER_API_VERSION;
     if (req.method === 'POST' && (m = /^\/api\/v1\/tasks\/([^/]+)\/trigger$/.exec(p))) return this.#trigger(res, rec, decodeURIComponent(m[1]!));
     if (req.method === 'GET' && (m = /^\/api\/v3\/runs\/([^/]+)$/.exec(p))) return this.#retrieve(res, m[1]!, legacy);
+    if (req.method === 'GET' && p === '/api/v1/runs') return this.#list(res, rec);
     if (req.method === 'POST' && (m = /^\/api\/v2\/runs\/([^/]+)\/cancel$/.exec(p))) return this.#cancel(res, m[1]!);
     if (req.method === 'GET' && (m = /^\/api\/v1\/runs\/([^/]+)\/events$/.exec(p))) {
       const run = this.runs.get(m[1]!);
@@ -177,6 +178,24 @@ export class TriggerDevFake extends FakeHttpServer {
     this.runs.set(run.id, run);
     this.#tasks.get(taskId)?.(run);
     this.sendJson(res, 200, { id: run.id, isCached: false });
+  }
+
+  /** runs.list: newest first; filter[tag] and filter[taskIdentifier] (comma lists); page[size] up to 100. */
+  #list(res: ServerResponse, rec: RecordedRequest): void {
+    const q = rec.query;
+    const tags = q.get('filter[tag]')?.split(',');
+    const tasks = q.get('filter[taskIdentifier]')?.split(',');
+    const size = Math.min(100, Number(q.get('page[size]') ?? 25) || 25);
+    const data = [...this.runs.values()]
+      .filter((r) => (!tags || r.tags.some((t) => tags.includes(t))) && (!tasks || tasks.includes(r.taskIdentifier)))
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+      .slice(0, size)
+      .map((r) => ({
+        id: r.id, status: r.status, taskIdentifier: r.taskIdentifier, idempotencyKey: r.idempotencyKey, tags: [...r.tags].sort(),
+        createdAt: r.createdAt, updatedAt: new Date(), startedAt: r.startedAt, finishedAt: r.finishedAt, isTest: false,
+        env: { id: 'env_fake', name: 'prod', user: null }, costInCents: r.costInCents, baseCostInCents: 0, durationMs: r.durationMs,
+      }));
+    this.sendJson(res, 200, { data, pagination: {} });
   }
 
   #retrieve(res: ServerResponse, runId: string, legacy: boolean): void {

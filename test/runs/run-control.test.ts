@@ -69,7 +69,9 @@ describe('admin-api.md: POST /api/admin/runs/{runId}/cancel', () => {
     const res = await cancel(run.id);
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('cancelled');
-    expect((await auditFor(run.id))[0]!.details).toEqual({ via: 'admin', runtime_cancel: 'failed' });
+    const note = 'The runtime did not confirm the cancel: the work may have run on there.';
+    expect((await auditFor(run.id))[0]!.details).toEqual({ via: 'admin', runtime_cancel: 'failed', runtime_note: note });
+    expect(res.json().runtime_note).toBe(note);
   });
 
   it('decisions.md: a held n8n call on this instance is aborted; its late answer cannot change the cancelled run', async () => {

@@ -64,11 +64,14 @@ describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
     expect(call.headers['x-trigger-api-version']).toBe(TRIGGER_API_VERSION);
     expect(call.headers.authorization).toBe(`Bearer ${trigger.secretKey}`);
     const sent = call.body as { payload: Record<string, unknown>; options: Record<string, unknown> };
-    expect(Object.keys(sent.payload).sort()).toEqual(['connectionIds', 'credentialsToken', 'input', 'runId']);
+    // decisions.md "Recovering lost runs": deploymentId is our compatible addition to spec 2.3's payload.
+    expect(Object.keys(sent.payload).sort()).toEqual(['connectionIds', 'credentialsToken', 'deploymentId', 'input', 'runId']);
     expect(sent.payload.runId).toBe(body.runId);
+    expect(sent.payload.deploymentId).toBe(t.ctx.deploymentId);
     expect(sent.payload.input).toEqual({ lang: 'en', topic: 'x', nested: { a: 1, b: 3 } });
     expect(sent.payload.connectionIds).toEqual({ github: { integrationId: 'github', connectionId: connId } });
-    expect(sent.options).toMatchObject({ idempotencyKey: String(body.runId), ttl: '10m', tags: [`ars_run:${body.runId}`] });
+    const key = `${t.ctx.deploymentId}:${body.runId}`;
+    expect(sent.options).toMatchObject({ idempotencyKey: key, ttl: '10m', tags: [`ars_run:${key}`] });
     expect(call.rawBody).not.toContain(a.agentKey);
     expect(call.rawBody).not.toContain(a.ingestKey);
 
@@ -99,7 +102,7 @@ describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
     const res = await post(a);
     expect(res.statusCode).toBe(201);
     const sent = (trigger.triggers().at(-1)!.body as { payload: Record<string, unknown> }).payload;
-    expect(Object.keys(sent).sort()).toEqual(['input', 'runId']);
+    expect(Object.keys(sent).sort()).toEqual(['deploymentId', 'input', 'runId']);
     expect(sent.input).toEqual({});
   });
 
@@ -208,7 +211,7 @@ describe('spec 4.1: trigger on a workflow runtime (n8n), followed through the he
     expect(res.statusCode).toBe(201);
     const { runId } = res.json();
     const call = n8n.webhookCalls('wf-ok').at(-1)!;
-    expect(call.body).toEqual({ runId, input: { d: 1, q: 'hi' } });
+    expect(call.body).toEqual({ runId, deploymentId: t.ctx.deploymentId, input: { d: 1, q: 'hi' } });
     expect(call.rawBody).not.toContain(a.agentKey);
     expect(call.headers['x-n8n-api-key']).toBeUndefined();
     expect((await readRun(t, runId))!.status).toBe('queued');

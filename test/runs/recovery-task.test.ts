@@ -1,0 +1,93 @@
+// Issue 11 item 1 (decisions.md "Recovering lost runs"), task runtime: a run whose trigger reached Trigger.dev but
+// whose bookkeeping was lost is found there by its deployment-unique tag and followed to its end; one whose
+// trigger never arrived is failed with a reason instead of waiting for the queued timeout; another deployment's
+// run with the same run id is never adopted. In-process, with a ManualClock and the Trigger.dev fake.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { readRun, seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
+import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { prepareRun } from '../../src/runs/start-run.ts';
+import { isOverLimit } from '../../src/rate-limits/rate-guard.ts';
+import { recoverLostRuns, TRIGGER_NEVER_ARRIVED_MS, TRIGGER_NEVER_ARRIVED_REASON } from '../../src/runs/recover-run.ts';
+import { pollDueRuns } from '../../src/background/poller.ts';
+
+let t: TestApp;
+const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
+const fake = new TriggerDevFake();
+let agent: SeededAgent;
+
+beforeAll(async () => {
+  await fake.start();
+  fake.registerTask('task-a');
+  t = await createTestApp({ clock });
+  agent = await seedAgent(t, { runtime: { kind: 'task', baseUrl: fake.url, apiKey: fake.secretKey }, target: 'task-a', poll_interval_s: 30 });
+});
+afterAll(async () => {
+  await t.close();
+  await fake.stop();
+});
+
+/** A run inserted as /trigger inserts it (with its lease), and its payload, but no bookkeeping after that. */
+async function prepared() {
+  const p = await prepareRun(t.ctx, { agent: agent.agent, input: { q: 1 }, createdBy: null, source: 'trigger' });
+  if (isOverLimit(p)) throw new Error('over limit');
+  return p;
+}
+
+const lapse = () => clock.advance(t.ctx.config.runLeaseMs + 1);
+
+describe('issue 11: recovering task runs whose bookkeeping was lost', () => {
+  it('a trigger that reached the runtime is found by its tag, its id recorded, and the poller finishes it', async () => {
+    const p = await prepared();
+    const sent = await p.adapter.invoke({ runtime: p.runtime, target: 'task-a', payload: p.payload });
+    expect(sent.ok).toBe(true);
+    const externalId = sent.ok ? sent.value.externalRunId! : '';
+
+    expect((await recoverLostRuns(t.ctx)).filter((o) => o.kind !== 'not_found')).toEqual([]); // lease still alive
+    lapse();
+    const [outcome] = await recoverLostRuns(t.ctx);
+    expect(outcome).toMatchObject({ kind: 'adopted', externalRunId: externalId, outcome: { kind: 'unchanged' } });
+    let run = (await readRun(t, p.run.id))!;
+    expect(run).toMatchObject({ status: 'queued', external_run_id: externalId, invoke_lease_until: null, runtime_note: null });
+    expect(await recoverLostRuns(t.ctx)).toEqual([]); // adopted: nothing left to recover
+
+    fake.completeRun(externalId, { answer: 42 }, new Date(clock.now().getTime() - 1000), clock.now());
+    clock.advance(30_000);
+    await pollDueRuns(t.ctx);
+    run = (await readRun(t, p.run.id))!;
+    expect(run).toMatchObject({ status: 'completed', output_data: { answer: 42 } });
+  });
+
+  it('a trigger that never arrived: looked for until TRIGGER_NEVER_ARRIVED_MS, then failed with the reason', async () => {
+    const p = await prepared();
+    lapse();
+    expect((await recoverLostRuns(t.ctx)).map((o) => o.kind)).toEqual(['not_found']);
+    expect((await readRun(t, p.run.id))!.status).toBe('queued');
+    const lists = fake.requestsTo('/api/v1/runs', 'GET').length;
+    expect(await recoverLostRuns(t.ctx)).toEqual([]); // claimed again only after the retry interval
+
+    clock.advance(TRIGGER_NEVER_ARRIVED_MS);
+    expect((await recoverLostRuns(t.ctx)).map((o) => o.kind)).toEqual(['never_arrived']);
+    expect(fake.requestsTo('/api/v1/runs', 'GET').length).toBe(lists + 1);
+    expect(await readRun(t, p.run.id)).toMatchObject({ status: 'failed', error: TRIGGER_NEVER_ARRIVED_REASON });
+  });
+
+  it('another deployment\'s run with the same run id at the same runtime is never adopted', async () => {
+    const p = await prepared();
+    const foreign = { ...p.payload, deploymentId: '00000000-0000-4000-8000-000000000000' };
+    expect((await p.adapter.invoke({ runtime: p.runtime, target: 'task-a', payload: foreign })).ok).toBe(true);
+    lapse();
+    expect((await recoverLostRuns(t.ctx)).map((o) => o.kind)).toEqual(['not_found']);
+    expect((await readRun(t, p.run.id))!.external_run_id).toBeNull();
+  });
+
+  it('a runtime that is down is asked again later; the run is left as it is', async () => {
+    const p = await prepared();
+    lapse();
+    fake.setFault({ kind: 'garbage', status: 502, body: 'bad gateway' }, { path: /^\/api\/v1\/runs$/, times: 5 });
+    const outcomes = await recoverLostRuns(t.ctx);
+    expect(outcomes.find((o) => o.runId === p.run.id)?.kind).toBe('unavailable');
+    expect((await readRun(t, p.run.id))!.status).toBe('queued');
+  });
+});
