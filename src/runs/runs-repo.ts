@@ -256,15 +256,8 @@ export interface DuePoll {
   pollIntervalS: number;
 }
 
-/** A claimed poll, with the next_poll_at it was due at (the claim moves that on): its lag is now − dueAt. */
-export interface ClaimedPoll extends DuePoll {
-  dueAt: Date;
-}
-
-type ClaimedRow = RunRow & { due_at: Date; a_runtime_id: number | null; a_running_timeout_ms: number; a_poll_interval_s: number };
-
-export async function claimDueForPoll(q: Queryable, now: Date, limit: number, leaseMs: number): Promise<ClaimedPoll[]> {
-  const { rows } = await q.query<ClaimedRow>(
+export async function claimDueForPoll(q: Queryable, now: Date, limit: number, leaseMs: number): Promise<Array<DuePoll & { dueAt: Date }>> {
+  const { rows } = await q.query<RunRow & { due_at: Date; a_runtime_id: number | null; a_running_timeout_ms: number; a_poll_interval_s: number }>(
     `WITH due AS (
        SELECT r.id, r.next_poll_at AS due_at FROM runs r
        WHERE r.next_poll_at <= $1 AND r.status IN ('queued', 'running', 'waiting') AND r.external_run_id IS NOT NULL
@@ -283,7 +276,7 @@ export async function claimDueForPoll(q: Queryable, now: Date, limit: number, le
   );
   return rows.map(({ due_at, a_runtime_id, a_running_timeout_ms, a_poll_interval_s, ...run }) => ({
     run: run as RunRow,
-    dueAt: new Date(due_at),
+    dueAt: due_at, // the next_poll_at it was due at (the claim moved it on): the poll's lag is now − dueAt
     runtimeId: a_runtime_id,
     runningTimeoutMs: Number(a_running_timeout_ms),
     pollIntervalS: Number(a_poll_interval_s),
