@@ -11,6 +11,7 @@ import ingestRoutes from './routes/ingest/index.ts';
 import webhookRoutes from './routes/webhooks/index.ts';
 import runtimeRoutes from './routes/runtime/index.ts';
 import healthRoutes from './routes/health.ts';
+import metricsRoutes from './routes/metrics.ts';
 import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
 import alertRoutes from './routes/alerts.ts';
@@ -60,6 +61,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     done();
   });
   app.addHook('onResponse', (req, reply, done) => {
+    ctx.metrics.request(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime);
     if (reply.statusCode >= 500) req.log.warn({ req, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request failed');
     else req.log.debug({ req, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request completed');
     done();
@@ -68,6 +70,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   countRefusedRequests(app);
 
   await app.register(healthRoutes);
+  await app.register(metricsRoutes);
   await app.register(adminRoutes, { prefix: '/api/admin' });
   await app.register(ingestRoutes, { prefix: '/api/agents/:agentId/runs' });
   await app.register(webhookRoutes, { prefix: '/api/agents/:agentId/runs' }); // token in the path (spec 4.6, 4.7)

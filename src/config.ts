@@ -18,6 +18,10 @@ export interface Config {
   shutdownGraceMs: number;
   outboundAllowHosts: string[];
   maxJsonBodyBytes: number;
+  /** Bearer token /metrics requires; null: /metrics is open (decisions.md "Metrics"). */
+  metricsToken: string | null;
+  /** Finished outbox rows and alert receipts are deleted this many days after they finished or arrived. */
+  retentionDays: number;
   logLevel: string;
 }
 
@@ -58,6 +62,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('ARS_MASTER_KEY is required with DATABASE_URL (only the embedded default generates one)');
   }
 
+  const metricsToken = env.ARS_METRICS_TOKEN || null;
+  if (metricsToken !== null && (metricsToken.length < 32 || /\s/.test(metricsToken))) {
+    problems.push('ARS_METRICS_TOKEN must be at least 32 characters, without spaces');
+  }
+
   const publicUrl = (env.ARS_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   try {
     const u = new URL(publicUrl);
@@ -83,6 +92,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: int('ARS_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     outboundAllowHosts: (env.ARS_OUTBOUND_ALLOW_HOSTS || '').split(',').map((s) => s.trim()).filter(Boolean),
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    metricsToken,
+    retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

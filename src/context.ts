@@ -21,6 +21,8 @@ import { PollBudget } from './sync/task-wait.ts';
 import { WaitRegistry } from './sync/wait-registry.ts';
 import type { OAuthRefreshes } from './credentials/oauth-refresh.ts';
 import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
+import { ServiceMetrics } from './metrics/metrics.ts';
+import { countPendingDeliveries } from './events/outbox-repo.ts';
 
 export interface AppContext {
   config: Config;
@@ -49,6 +51,8 @@ export interface AppContext {
   pollBudget: PollBudget;
   /** One OAuth refresh in flight per connection on this instance. */
   oauthRefreshes: OAuthRefreshes;
+  /** This instance's Prometheus registry and the metrics in it (GET /metrics). */
+  metrics: ServiceMetrics;
 }
 
 export interface ContextOptions {
@@ -71,6 +75,21 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
   const agents = new AgentDirectory(opts.db, secrets);
   const runWatch = new RunWatch(opts.db);
   const deploymentId = await loadDeploymentId(opts.db);
+  const heldCalls = new HeldCalls(runWatch);
+  const waits = new WaitRegistry(opts.db, runWatch, log);
+  const metrics = new ServiceMetrics({
+    heldWaits: () => waits.size,
+    heldCalls: () => heldCalls.size,
+    outboxBacklog: () => countPendingDeliveries(opts.db),
+    poolStats: opts.db.poolStats?.bind(opts.db),
+    onCollectError: (err) => log.warn({ err }, 'metrics: the outbox backlog could not be counted'),
+  });
+  // Spec 8.1: the limiter fails open, and says so (decisions.md "Rate limits"), in the log and in the metrics.
+  const reportLimiterError = opts.onLimiterError ?? ((err: unknown) => log.error({ err }, 'rate-limit store failed; request let through'));
+  const onLimiterError = (err: unknown): void => {
+    metrics.limiterFailedOpen();
+    reportLimiterError(err);
+  };
   await agents.start();
   await runWatch.start();
   return {
@@ -79,19 +98,19 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
     clock,
     secrets,
     agents,
-    // Spec 8.1: the limiter fails open, and says so (decisions.md "Rate limits").
-    limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, opts.onLimiterError ?? ((err) => log.error({ err }, 'rate-limit store failed; request let through')), { countsRideOnWrites: true }),
+    limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, onLimiterError, { countsRideOnWrites: true }),
     runWatch,
-    runtimes: opts.runtimes ?? createRuntimeRegistry(),
+    runtimes: opts.runtimes ?? createRuntimeRegistry({ http: { metrics } }),
     outbound: createOutboundClient({ allowHosts: opts.config.outboundAllowHosts }),
     adminToken: opts.adminToken,
     log,
     deploymentId,
     leases: new RunLeases(opts.db, clock, opts.config.runLeaseMs, log),
-    heldCalls: new HeldCalls(runWatch),
-    waits: new WaitRegistry(opts.db, runWatch, log),
+    heldCalls,
+    waits,
     pollBudget: new PollBudget(),
     oauthRefreshes: new SingleFlight(),
+    metrics,
   };
 }
 

@@ -9,7 +9,7 @@ const SRC = path.resolve(import.meta.dirname, '../src');
 
 /** Lowest first. Each entry is a top-level folder or file of src/. */
 const RANKS: string[][] = [
-  ['config.ts', 'errors.ts', 'lib'],
+  ['config.ts', 'errors.ts', 'lib', 'metrics'],
   ['storage'],
   ['rate-limits', 'runtimes', 'orgs'],
   ['agents'],

@@ -7,6 +7,10 @@ import { OutboxWorker } from '../events/outbox-worker.ts';
 import { pollDueRuns } from './poller.ts';
 import { sweepTimeouts } from './timeout-sweeper.ts';
 import { recoverLostRuns } from '../runs/recover-run.ts';
+import { pruneExpired } from './retention.ts';
+
+/** Retention is measured in days: a pass every 10 minutes keeps each one small. */
+const RETENTION_EVERY_MS = 600_000;
 
 export interface Background {
   /** Stops re-arming the sweepers and waits for running passes; held calls are the caller's (drain first). */
@@ -21,6 +25,7 @@ export function startBackgroundWork(ctx: AppContext): Background {
     new Sweeper('status-poll', every, () => pollDueRuns(ctx), ctx.log), // due runs at their agent's interval
     new Sweeper('run-timeouts', every, () => sweepTimeouts(ctx), ctx.log), // spec part 3 queued/running timeouts
     new Sweeper('run-recovery', every, () => recoverLostRuns(ctx), ctx.log), // runs whose runtime call an instance lost
+    new Sweeper('retention', RETENTION_EVERY_MS, () => pruneExpired(ctx), ctx.log), // finished outbox rows, alert receipts
   ];
   for (const s of sweepers) s.start();
   return {

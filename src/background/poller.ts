@@ -22,7 +22,9 @@ export async function pollDueRuns(ctx: AppContext): Promise<PollPassResult> {
   // Runtimes come from the per-instance cache (agent-directory.ts): no query per polled run.
   const runtimeFor = (id: number | null): Promise<RuntimeConnection | null> => (id === null ? Promise.resolve(null) : ctx.agents.runtime(id));
   for (;;) {
-    const due = await claimDueForPoll(ctx.db, ctx.clock.now(), BATCH, POLL_LEASE_MS);
+    const claimedAt = ctx.clock.now();
+    const due = await claimDueForPoll(ctx.db, claimedAt, BATCH, POLL_LEASE_MS);
+    for (const d of due) ctx.metrics.pollClaimed(claimedAt.getTime() - d.dueAt.getTime());
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < due.length) {

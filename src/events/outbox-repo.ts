@@ -47,6 +47,28 @@ export async function claimDueDeliveries(q: Queryable, now: Date, leaseUntil: Da
   return rows;
 }
 
+/** Rows still to deliver, due or not (the metrics' backlog gauge); served by the partial index outbox_due_idx. */
+export async function countPendingDeliveries(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ n: number }>('SELECT count(*) AS n FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL');
+  return rows[0]!.n;
+}
+
+/**
+ * Retention: deletes up to `limit` rows that finished (delivered or given up) before `cutoff`; returns how many.
+ * One short statement per batch (outbox_finished_idx), so a large backlog never holds locks for long. `= ANY(ARRAY(…))`
+ * rather than `IN (…)`: as a prepared (generic) statement, IN was planned as a hash join over the whole table.
+ */
+export async function deleteFinishedBefore(q: Queryable, cutoff: Date, limit: number): Promise<number> {
+  const { rowCount } = await q.query(
+    `DELETE FROM outbox WHERE id = ANY(ARRAY(
+       SELECT id FROM outbox
+       WHERE (delivered_at IS NOT NULL OR failed_at IS NOT NULL) AND coalesce(delivered_at, failed_at) < $1
+       LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [cutoff, limit],
+  );
+  return rowCount;
+}
+
 // The settling writes are guarded on the lease they were claimed under: a worker whose lease lapsed (and whose row
 // another instance took over) must not overwrite the newer outcome.
 

@@ -36,7 +36,10 @@ export async function deliverDueOnce(ctx: AppContext, now: Date, client: Outboun
         }),
       ),
     );
-    for (const o of outcomes) tally[o] += 1;
+    for (const o of outcomes) {
+      tally[o] += 1;
+      ctx.metrics.deliveryAttempted(o);
+    }
     if (rows.length < BATCH) return tally;
   }
 }

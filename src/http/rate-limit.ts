@@ -64,12 +64,18 @@ export function countRefusedRequests(app: FastifyInstance): void {
   });
 }
 
-/** Sets the RateLimit-* headers; returns the 429 to answer when the request is over the limit. */
+/**
+ * Sets the RateLimit-* headers; returns the 429 to answer when the request is over the limit. Every 429 passes
+ * here exactly once (counted up front, or settled by its write before the route answers `overLimit`), so this is
+ * where it is counted.
+ */
 function answer(reply: FastifyReply, d: RateDecision): ApiError | null {
   reply.header('ratelimit-limit', String(d.limit));
   reply.header('ratelimit-remaining', String(d.remaining));
   reply.header('ratelimit-reset', String(d.resetSeconds));
-  return d.allowed ? null : errors.rateLimited(d.resetSeconds);
+  if (d.allowed) return null;
+  reply.server.ctx.metrics.rateLimited(reply.request.routeOptions.url);
+  return errors.rateLimited(d.resetSeconds);
 }
 
 /** The 429 of a request whose write found it over its limit (its RateLimit-* headers are already set). */

@@ -62,6 +62,7 @@ export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert):
     return { kind: result.kind === 'applied' ? 'applied' : 'already_terminal', runId };
   });
   if (outcome.kind === 'applied') ctx.runWatch.publish(outcome.runId, parsed.to);
+  if (outcome.kind === 'applied') ctx.metrics.entered('alert', parsed.to);
   if (outcome.kind === 'unknown_run') ctx.log.warn({ runtimeId: runtime.id, externalRunId: parsed.externalRunId }, 'runtime alert for an unknown run ignored');
   return outcome;
 }

@@ -85,6 +85,7 @@ export async function applyCallback(
       return result;
     case 'applied':
       ctx.runWatch.publishRun(result.run);
+      ctx.metrics.transitioned('callback', result);
       return { kind: 'ok' };
     case 'noop':
       return { kind: 'ok' };

@@ -10,7 +10,7 @@ import { outputsCount } from './run-output.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { insertRunOnce, type RunRow } from './runs-repo.ts';
 import { transition, type RunPatch } from './run-transitions.ts';
-import { isTerminal } from './run-states.ts';
+import { isTerminal, type RunStatus } from './run-states.ts';
 import { errors } from '../errors.ts';
 import { attributableUser } from '../orgs/attribution.ts';
 
@@ -39,6 +39,7 @@ export async function ingestRun(ctx: AppContext, agent: AgentRow, req: IngestReq
   // Spec 4.5: userId counts only on the first call; a non-member is dropped silently.
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
   const now = ctx.clock.now();
+  let entered: RunStatus | null = null; // the status this report moved the run into, if it changed it
   const result = await ctx.db.transaction(async (tx): Promise<IngestResult> => {
     const { run, created } = await insertRunOnce(tx, {
       agentId: agent.id,
@@ -54,9 +55,11 @@ export async function ingestRun(ctx: AppContext, agent: AgentRow, req: IngestReq
     const moved = await transition(tx, run.id, 'ingest', req.status, now, patchOf(req, run), { agentId: agent.id });
     if (moved.kind === 'not_found') throw new Error(`run ${run.id} vanished inside its own transaction`);
     if (moved.kind === 'backward') return { kind: 'backward', run: moved.run };
+    if (created || run.status !== moved.run.status) entered = moved.run.status;
     return { kind: created ? 'created' : 'updated', run: moved.run };
   });
   if (result.kind !== 'backward') ctx.runWatch.publishRun(result.run);
+  if (entered) ctx.metrics.entered('ingest', entered);
   return result;
 }
 

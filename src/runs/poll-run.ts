@@ -6,6 +6,7 @@ import { deferPoll, releasePollLease, type DuePoll } from './runs-repo.ts';
 import { transition, type RunPatch, type TransitionResult } from './run-transitions.ts';
 
 import type { RemoteStatus, RuntimeConnection } from '../runtimes/runtime-adapter.ts';
+import type { TransitionPath } from '../metrics/metrics.ts';
 import type { TerminalStatus } from './run-states.ts';
 import { outputsOf } from './run-output.ts';
 import { RUNNING_TIMEOUT_REASON } from './timeout-reasons.ts';
@@ -49,8 +50,17 @@ export async function pollRun(
   return outcome;
 }
 
-/** What one remote status means for the run (runtimes.md mappings; spec part 3 rules 2–4). */
-export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus): Promise<PollOutcome> {
+/**
+ * What one remote status means for the run (runtimes.md mappings; spec part 3 rules 2–4), written and counted. The
+ * poller and a synchronous wait's status reads both come through here (`poll`), and recovery's (`recovery`).
+ */
+export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus, path: TransitionPath = 'poll'): Promise<PollOutcome> {
+  const outcome = await moveByRemoteStatus(ctx, due, remote);
+  if ('result' in outcome) ctx.metrics.transitioned(outcome.kind === 'timed_out' ? 'timeout' : path, outcome.result);
+  return outcome;
+}
+
+async function moveByRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus): Promise<PollOutcome> {
   const { run } = due;
   const now = ctx.clock.now();
   switch (remote.status) {

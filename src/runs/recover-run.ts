@@ -75,6 +75,7 @@ export async function recoverRun(ctx: AppContext, lost: LostRun): Promise<Recove
     if (!adapter.supportsSyncInvoke && now.getTime() - new Date(run.created_at).getTime() > TRIGGER_NEVER_ARRIVED_MS) {
       const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: TRIGGER_NEVER_ARRIVED_REASON });
       if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
+      ctx.metrics.transitioned('recovery', result);
       return { kind: 'never_arrived' };
     }
     ctx.log.debug({ runId: run.id }, 'run recovery: not at the runtime yet');
@@ -87,7 +88,7 @@ export async function recoverRun(ctx: AppContext, lost: LostRun): Promise<Recove
   const adopted = await adoptFoundRun(ctx.db, run.id, { externalRunId: found.externalRunId, note, nextPollAt }, now);
   noteUnrecordedExternalId(ctx, { id: run.id, external_run_id: adopted?.external_run_id ?? null }, found.externalRunId);
   const due = { run, runtimeId: lost.runtimeId, runningTimeoutMs: lost.runningTimeoutMs, pollIntervalS: lost.pollIntervalS };
-  const outcome = await applyRemoteStatus(ctx, due, found.remote);
+  const outcome = await applyRemoteStatus(ctx, due, found.remote, 'recovery');
   if ('result' in outcome && outcome.result.kind === 'applied') ctx.runWatch.publishRun(outcome.result.run);
   ctx.log.info({ runId: run.id, remote: found.remote.runtimeStatus ?? found.remote.status, outcome: outcome.kind }, 'run recovered from its runtime');
   return { kind: 'adopted', externalRunId: found.externalRunId, outcome };

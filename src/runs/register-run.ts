@@ -46,6 +46,7 @@ export async function registerRun(ctx: AppContext, agent: AgentRow, req: Registe
     // it ends when no callback comes, and how the running timeout reaches it (spec part 3).
     nextPollAt: new Date(now.getTime() + agent.poll_interval_s * 1000),
   });
+  if (created) ctx.metrics.entered('ingest', run.status); // spec part 3: (none) → running
 
   const connectionIds = await ctx.agents.connectionIds(agent.id);
   if (Object.keys(connectionIds).length === 0) return { run, created };

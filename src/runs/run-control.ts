@@ -58,6 +58,7 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
   // 'noop': the runtime's own answer to the cancel (n8n "cancelled manually") got there first — still cancelled.
   if (result.kind === 'backward') return { kind: 'already_terminal', run: result.run };
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  ctx.metrics.transitioned('admin', result);
   const note = CANCEL_NOTES[runtimeCancel] ?? null;
   // Kept even when another writer ended the run first (an instance holding the call got n8n's answer).
   const foundAs = atRuntime?.externalRunId && !result.run.external_run_id ? atRuntime.externalRunId : null;

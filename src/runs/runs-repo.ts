@@ -256,12 +256,10 @@ export interface DuePoll {
   pollIntervalS: number;
 }
 
-type ClaimedRow = RunRow & { a_runtime_id: number | null; a_running_timeout_ms: number; a_poll_interval_s: number };
-
-export async function claimDueForPoll(q: Queryable, now: Date, limit: number, leaseMs: number): Promise<DuePoll[]> {
-  const { rows } = await q.query<ClaimedRow>(
+export async function claimDueForPoll(q: Queryable, now: Date, limit: number, leaseMs: number): Promise<Array<DuePoll & { dueAt: Date }>> {
+  const { rows } = await q.query<RunRow & { due_at: Date; a_runtime_id: number | null; a_running_timeout_ms: number; a_poll_interval_s: number }>(
     `WITH due AS (
-       SELECT r.id FROM runs r
+       SELECT r.id, r.next_poll_at AS due_at FROM runs r
        WHERE r.next_poll_at <= $1 AND r.status IN ('queued', 'running', 'waiting') AND r.external_run_id IS NOT NULL
          AND (r.poll_lease_until IS NULL OR r.poll_lease_until <= $1)
        ORDER BY r.next_poll_at
@@ -273,11 +271,12 @@ export async function claimDueForPoll(q: Queryable, now: Date, limit: number, le
        poll_lease_until = $1::timestamptz + make_interval(secs => $3::double precision)
      FROM due, agents a
      WHERE r.id = due.id AND a.id = r.agent_id
-     RETURNING r.*, a.runtime_id AS a_runtime_id, a.running_timeout_ms AS a_running_timeout_ms, a.poll_interval_s AS a_poll_interval_s`,
+     RETURNING r.*, due.due_at, a.runtime_id AS a_runtime_id, a.running_timeout_ms AS a_running_timeout_ms, a.poll_interval_s AS a_poll_interval_s`,
     [now, limit, leaseMs / 1000],
   );
-  return rows.map(({ a_runtime_id, a_running_timeout_ms, a_poll_interval_s, ...run }) => ({
+  return rows.map(({ due_at, a_runtime_id, a_running_timeout_ms, a_poll_interval_s, ...run }) => ({
     run: run as RunRow,
+    dueAt: due_at, // the next_poll_at it was due at (the claim moved it on): the poll's lag is now − dueAt
     runtimeId: a_runtime_id,
     runningTimeoutMs: Number(a_running_timeout_ms),
     pollIntervalS: Number(a_poll_interval_s),

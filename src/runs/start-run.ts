@@ -75,6 +75,7 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
     invokeLeaseUntil: ctx.leases.firstLease(now),
   }, args.guard ?? null);
   if (isOverLimit(run)) return run;
+  ctx.metrics.entered('start', run.status);
   // Built field by field: the agent key is never part of a payload (spec 2.3). The deployment id lets recovery
   // find this very run at a runtime other deployments may share (decisions.md "Recovering lost runs").
   const payload: TaskPayload = { runId: run.id, deploymentId: ctx.deploymentId, input: args.input ?? {} };
@@ -179,6 +180,7 @@ export async function applyWorkflowAnswer(
       externalRunId: answer.externalRunId,
     });
   }
+  ctx.metrics.transitioned(abortReason === 'timeout' ? 'timeout' : 'sync', result);
   if (result?.kind === 'applied') {
     ctx.runWatch.publishRun(result.run);
     noteUnrecordedExternalId(ctx, result.run, answer.externalRunId);
@@ -198,6 +200,7 @@ export function noteUnrecordedExternalId(ctx: AppContext, run: Pick<RunRow, 'id'
 async function failStart(ctx: AppContext, run: RunHead, reason: string): Promise<StartRunResult> {
   const result = await transition(ctx.db, run.id, 'terminal', 'failed', ctx.clock.now(), { error: reason });
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  ctx.metrics.transitioned('start', result);
   const row = result.kind === 'not_found' ? run : result.run;
   ctx.log.warn({ runId: run.id, agentId: run.agent_id, reason }, 'runtime invocation failed');
   return { ok: false, run: row, reason };

@@ -112,6 +112,7 @@ async function claim(ctx: AppContext, runId: number, agentId: number, tokenId: s
     return res.kind === 'applied' ? res.run : null;
   });
   if (moved) ctx.runWatch.publishRun(moved);
+  if (moved) ctx.metrics.entered('waitpoint', moved.status);
   return moved;
 }
 
@@ -128,6 +129,7 @@ async function unclaim(ctx: AppContext, runId: number, agentId: number, waitStat
     return res.kind === 'applied' ? res.run : null;
   });
   if (moved) ctx.runWatch.publishRun(moved);
+  if (moved) ctx.metrics.entered('waitpoint', moved.status);
   else ctx.log.warn({ runId }, 'waitpoint completion refused, and the run moved meanwhile: claim left as is');
 }
 

@@ -4,6 +4,8 @@ import { Agent, Pool, request, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Outcome, RuntimeFailure } from './runtime-adapter.ts';
+import type { RuntimeCallMetrics } from '../metrics/metrics.ts';
+import { RUNTIME_CALLS, type RuntimeCallName } from './runtime-calls.ts';
 
 export interface HttpTimeouts {
   /** TCP (and TLS) connect. A runtime that cannot be reached is reported within this. */
@@ -36,6 +38,8 @@ export interface RuntimeHttpOptions {
   maxJsonBytes?: number;
   /** Tests may pass their own dispatcher; otherwise one keep-alive Agent is owned and closed by close(). */
   dispatcher?: Dispatcher;
+  /** Where each call's duration and outcome is recorded (the instance's metrics). */
+  metrics?: RuntimeCallMetrics;
 }
 
 export interface ApiRequest {
@@ -44,8 +48,11 @@ export interface ApiRequest {
   headers?: Record<string, string>;
   /** Serialised as the JSON body when present. */
   json?: unknown;
-  /** Names the call in failure messages ("Trigger.dev trigger"); URLs are left out because they may be signed. */
-  what: string;
+  /**
+   * Names the call in failure messages ("Trigger.dev trigger"; URLs are left out because they may be signed) and,
+   * through RUNTIME_CALLS, in the metrics.
+   */
+  what: RuntimeCallName;
 }
 
 export interface ApiResponse {
@@ -64,11 +71,13 @@ export class RuntimeHttp {
   readonly dispatcher: Dispatcher;
   readonly #owned: boolean;
   readonly #pools = new Set<Pool>();
+  readonly #metrics: RuntimeCallMetrics | null;
 
   constructor(opts: RuntimeHttpOptions = {}) {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
     this.maxJsonBytes = opts.maxJsonBytes ?? 64 * 1024 * 1024;
     this.#owned = opts.dispatcher === undefined;
+    this.#metrics = opts.metrics ?? null;
     this.dispatcher =
       opts.dispatcher ??
       new Agent({
@@ -104,6 +113,16 @@ export class RuntimeHttp {
 
   /** One API round trip, read whole (up to maxJsonBytes). Expected failures come back as values. */
   async call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
+    if (!this.#metrics) return this.#roundTrip(req);
+    const started = performance.now();
+    const res = await this.#roundTrip(req);
+    const { runtime, operation } = RUNTIME_CALLS[req.what];
+    const outcome = !res.ok ? res.failure.kind : res.value.status >= 200 && res.value.status < 300 ? 'ok' : 'http_error';
+    this.#metrics.runtimeCall(runtime, operation, outcome, (performance.now() - started) / 1000);
+    return res;
+  }
+
+  async #roundTrip(req: ApiRequest): Promise<Outcome<ApiResponse>> {
     const { headersMs, bodyMs } = this.timeouts;
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     let body: string | undefined;

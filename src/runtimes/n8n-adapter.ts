@@ -10,6 +10,7 @@ import type {
 import { wirePayload } from './runtime-adapter.ts';
 import { fail, headerRecord, joinUrl, RuntimeHttp, runtimeMessage, transportFailure, type ApiResponse } from './http.ts';
 import { cursorOf, EXECUTION_PAGES, EXECUTIONS_PAGE, matchExecution, workflowsForPath, type ExecutionPage, type WebhookWorkflow, type WorkflowPage } from './n8n-lookup.ts';
+import type { RuntimeCallName } from './runtime-calls.ts';
 import { ABORTED_MESSAGE, startHeldCall, type HeldAnswer } from './held-call.ts';
 import {
   answerFromHeld, EXECUTION_ID_HEADER, executionIdFromResumeUrl, logsFromExecution, statusFromExecution,
@@ -185,7 +186,7 @@ export class N8nAdapter implements RuntimeAdapter {
 
   /** One GET on n8n's public API (`/api/v1/…`), whose answer must be a JSON object. */
   async #apiGet<T>(runtime: RuntimeConnection, segments: string[], query: Record<string, string>): Promise<Outcome<T>> {
-    const what = `n8n ${segments[0]} API`;
+    const what: RuntimeCallName = segments[0] === 'workflows' ? 'n8n workflows API' : 'n8n executions API';
     if (!runtime.apiKey) return fail('not_supported', `${what}: the runtime has no API key`);
     const url = joinUrl(runtime.baseUrl, 'api', 'v1', ...segments);
     if (!url) return fail('rejected', `${what}: invalid base URL`);

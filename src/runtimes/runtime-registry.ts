@@ -13,7 +13,7 @@ export interface RuntimeRegistry {
 }
 
 export interface RuntimeRegistryOptions {
-  /** Timeouts and size limits for every adapter's outbound calls (tests shorten them). */
+  /** Timeouts and size limits for every adapter's outbound calls (tests shorten them), and the metrics they feed. */
   http?: RuntimeHttpOptions;
   /** Replace an adapter, e.g. with an in-memory fake in route tests. */
   adapters?: Partial<Record<RuntimeKind, RuntimeAdapter>>;

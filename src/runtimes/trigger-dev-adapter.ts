@@ -6,6 +6,7 @@ import type {
 } from './runtime-adapter.ts';
 import { wirePayload } from './runtime-adapter.ts';
 import { fail, joinUrl, RuntimeHttp, runtimeMessage, type ApiResponse } from './http.ts';
+import type { RuntimeCallName } from './runtime-calls.ts';
 
 /** Without it Trigger.dev answers the legacy status vocabulary, with no WAITING or DEQUEUED (⚠ runtimes.md). */
 export const TRIGGER_API_VERSION = '2025-07-16';
@@ -182,7 +183,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
 
   /** One authenticated API call; any non-2xx or non-JSON answer becomes a failure. */
   async #api(
-    runtime: RuntimeConnection, method: 'GET' | 'POST', segments: string[], what: string, json?: unknown, query?: Record<string, string>,
+    runtime: RuntimeConnection, method: 'GET' | 'POST', segments: string[], what: RuntimeCallName, json?: unknown, query?: Record<string, string>,
   ): Promise<Outcome<ApiResponse>> {
     if (!runtime.apiKey) return fail('rejected', `${what}: the runtime has no secret key`);
     const url = joinUrl(runtime.baseUrl, ...segments);

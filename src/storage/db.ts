@@ -1,5 +1,6 @@
 // One SQL dialect (PostgreSQL), two drivers: embedded PGlite by default, a real server via DATABASE_URL.
 // Everything above this file sees only these interfaces.
+import type { PoolStats } from '../metrics/scrape-gauges.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -27,6 +28,8 @@ export interface Db extends Queryable {
    * connection was down are lost: `onResubscribed` runs after it is back, so callers can catch up.
    */
   listen(channel: string, onMessage: (payload: string) => void, onResubscribed?: () => void): Promise<() => Promise<void>>;
+  /** The connection pool's counts (PostgreSQL). PGlite has no pool (one in-process connection) and leaves it out. */
+  poolStats?(): PoolStats;
   close(): Promise<void>;
 }
 

@@ -148,6 +148,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
         if (onResubscribed) resubscribed.delete(onResubscribed);
       };
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       closed = true;
       await listener?.end().catch(() => {});

@@ -138,6 +138,7 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
 
     // Streaming starts: the run is running (spec 4.3). A run failed or cancelled meanwhile is not streamed.
     const started = await transition(ctx.db, run.id, 'started', 'running', ctx.clock.now(), { externalRunId: upstream.externalRunId ?? null });
+    ctx.metrics.transitioned('sync', started);
     if (started.kind === 'applied') {
       ctx.runWatch.publishRun(started.run);
       noteUnrecordedExternalId(ctx, started.run, upstream.externalRunId);
@@ -217,5 +218,6 @@ async function finish(ctx: AppContext, run: RunHead, to: Extract<RunStatus, 'com
   const durationMs = Math.max(0, now.getTime() - new Date(run.created_at).getTime());
   const result = await transition(ctx.db, run.id, 'terminal', to, now, { ...patch, durationMs, completedAt: now });
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
+  ctx.metrics.transitioned('sync', result);
   return result.kind === 'not_found' ? run : result.run;
 }

@@ -103,6 +103,7 @@ async function failSilentWorkflowRun(ctx: AppContext, runId: number): Promise<Sy
   if (result.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
   if (result.kind === 'applied') {
     ctx.runWatch.publishRun(result.run);
+    ctx.metrics.transitioned('sync', result);
     // The held call would be ended by the terminal wake-up anyway; ending it here frees the socket at once.
     ctx.heldCalls.abort(runId, 'window');
     ctx.log.warn({ runId }, 'workflow runtime showed no sign of life within the wait window; run failed');

@@ -31,6 +31,11 @@ export class WaitRegistry {
     public periodMs = DEFAULT_BACKSTOP_MS,
   ) {}
 
+  /** How many synchronous callers this instance holds (the metrics' gauge). */
+  get size(): number {
+    return this.expirers.size;
+  }
+
   /** How many runs this instance's waits are watching (diagnostics, tests). */
   get watchedRunCount(): number {
     return this.counts.size;
