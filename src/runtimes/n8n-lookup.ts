@@ -16,8 +16,11 @@ export const EXECUTION_PAGES = 25;
 /** The runtime's clock may run behind ours: executions started this long before the run are still looked at. */
 const CLOCK_SKEW_MS = 60_000;
 
+type WorkflowNode = { name?: unknown; type?: unknown; parameters?: Record<string, unknown> };
+
 export interface WorkflowPage {
-  data?: Array<{ id?: unknown; active?: unknown; nodes?: Array<{ name?: unknown; type?: unknown; parameters?: Record<string, unknown> }> }>;
+  /** `activeVersion` (2.x) is the published graph the live webhook serves; `nodes` may hold a newer draft. */
+  data?: Array<{ id?: unknown; active?: unknown; nodes?: WorkflowNode[]; activeVersion?: { nodes?: WorkflowNode[] } | null }>;
   nextCursor?: unknown;
 }
 
@@ -38,7 +41,7 @@ export function workflowsForPath(page: WorkflowPage, target: string): WebhookWor
   const found: Array<WebhookWorkflow & { active: boolean }> = [];
   for (const wf of page.data ?? []) {
     if (typeof wf.id !== 'string' && typeof wf.id !== 'number') continue;
-    for (const node of wf.nodes ?? []) {
+    for (const node of wf.activeVersion?.nodes ?? wf.nodes ?? []) {
       const p = node.parameters ?? {};
       const method = typeof p.httpMethod === 'string' ? p.httpMethod.toUpperCase() : 'GET';
       if (node.type === WEBHOOK_NODE && typeof node.name === 'string' && typeof p.path === 'string' && trimSlashes(p.path) === wanted && method === 'POST') {

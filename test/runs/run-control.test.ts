@@ -89,6 +89,39 @@ describe('admin-api.md: POST /api/admin/runs/{runId}/cancel', () => {
     expect(t.ctx.heldCalls.get(runId)).toBeNull();
   });
 
+  it('issue 11 item 2: a held n8n run with no execution id yet is looked up by its payload and stopped (2.41.1); the id is kept', async () => {
+    n8n.version = '2.41.1';
+    n8n.registerWorkflow('wf-long', n8nAnswers.never());
+    const wf = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'wf-long' });
+    const runId = await triggerOn(wf);
+    const res = await cancel(runId);
+    expect(res.statusCode).toBe(200);
+    const executionId = res.json().external_run_id as string;
+    expect(executionId).toEqual(expect.any(String));
+    expect(n8n.execution(executionId).status).toBe('canceled');
+    expect(n8n.requestsTo(`/api/v1/executions/${executionId}/stop`, 'POST')).toHaveLength(1);
+    expect(await auditFor(runId)).toEqual([{ action: 'run.cancelled', details: { via: 'admin', runtime_cancel: 'cancelled' } }]);
+    expect(await readRun(t, runId)).toMatchObject({ status: 'cancelled', external_run_id: executionId, runtime_note: null });
+  });
+
+  it('issue 11 item 2: n8n 2.8.4 has no stop route: the run is cancelled here and the run detail and the audit say the work may go on', async () => {
+    n8n.version = '2.8.4';
+    try {
+      n8n.registerWorkflow('wf-old', n8nAnswers.never());
+      const wf = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'wf-old' });
+      const runId = await triggerOn(wf);
+      const res = await cancel(runId);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().runtime_note).toMatch(/cannot stop a run/);
+      const [entry] = await auditFor(runId);
+      expect(entry!.details).toMatchObject({ runtime_cancel: 'not_supported', runtime_note: res.json().runtime_note });
+      const detail = await t.app.inject({ method: 'GET', url: `/api/admin/runs/${runId}`, headers: admin });
+      expect(detail.json()).toMatchObject({ status: 'cancelled', runtime_note: res.json().runtime_note });
+    } finally {
+      n8n.version = '2.41.1';
+    }
+  });
+
   it('runtimes.md: an n8n run with an execution id is stopped through the executions API', async () => {
     const wf = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'x' });
     const ex = n8n.createExecution({ status: 'running' });

@@ -32,6 +32,12 @@ describe('n8n lookup: the workflow of an agent path', () => {
     ]);
   });
 
+  it('reads the published graph (activeVersion) before a draft', () => {
+    const page = { data: [{ id: 'w9', active: true, nodes: [webhookNode('draft-path')], activeVersion: { nodes: [webhookNode('live-path')] } }] };
+    expect(workflowsForPath(page, 'live-path')).toEqual([{ workflowId: 'w9', webhookNode: 'Webhook' }]);
+    expect(workflowsForPath(page, 'draft-path')).toEqual([]);
+  });
+
   it('tolerates garbage: no data, nodes without parameters, ids that are not strings or numbers', () => {
     expect(workflowsForPath({}, 'x')).toEqual([]);
     expect(workflowsForPath({ data: [{ id: {}, nodes: [webhookNode('x')] }, { id: 5, nodes: [{ type: 'n8n-nodes-base.webhook' }] }] }, 'x')).toEqual([]);
