@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const secrets = await bootstrapSecrets(config);
-  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDb(config);
   await migrate(db);
   const ctx = await createContext({ config, db, masterKey: secrets.masterKey, adminToken: secrets.adminToken });
   const app = await buildApp(ctx);
