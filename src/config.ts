@@ -23,6 +23,11 @@ export interface Config {
   /** Finished outbox rows and alert receipts are deleted this many days after they finished or arrived. */
   retentionDays: number;
   logLevel: string;
+  /** PostgreSQL pool: connections, and how long a request waits for one (a free slot or a new connection). */
+  dbPoolSize: number;
+  dbConnectTimeoutMs: number;
+  /** Server-side ceiling on one statement, and on a transaction sitting idle; 0 = none. */
+  dbStatementTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +80,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('ARS_PUBLIC_URL must be an absolute http(s) URL');
   }
 
+  // 0 turns the ceiling off; anything between would cut off ordinary statements.
+  const dbStatementTimeoutMs = int('ARS_DB_STATEMENT_TIMEOUT_MS', 15_000, 0, 86_400_000);
+  if (dbStatementTimeoutMs > 0 && dbStatementTimeoutMs < 100) problems.push('ARS_DB_STATEMENT_TIMEOUT_MS must be 0 (no limit) or at least 100');
+
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -95,6 +104,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken,
     retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),
     logLevel,
+    dbPoolSize: int('ARS_DB_POOL_SIZE', 20, 1, 1_000),
+    dbConnectTimeoutMs: int('ARS_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+    dbStatementTimeoutMs,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -21,6 +21,7 @@ const STATUS_BY_CODE = {
   run_failed: 502, // synchronous call: the run failed or was cancelled; runtime answered JSON for a download
   upstream_failed: 502, // admin logs / credentials: a third party refused
   not_ready: 503, // /readyz: the database is unreachable or migrations are pending
+  service_unavailable: 503, // any other request: the database is unreachable or did not answer in time
   upstream_timeout: 504, // zone proxy: the zone app did not answer in time
   runtime_timeout: 504,
 } as const;
@@ -44,6 +45,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Seconds a 503 asks the caller to wait: about how long a database restart or failover takes. */
+export const RETRY_AFTER_UNAVAILABLE_S = 5;
+
 /** Factories for the errors raised in more than one place. */
 export const errors = {
   unauthorized: (what = 'missing or invalid bearer token') => new ApiError('unauthorized', what),
@@ -61,6 +65,9 @@ export const errors = {
     }),
   runtimeFailed: (runId: number, why: string) => new ApiError('runtime_failed', `runtime invocation failed: ${why}`, { runId }),
   runFailed: (runId: number, why: string) => new ApiError('run_failed', why, { runId }),
+  /** Both 503s tell the caller when to come back. */
+  unavailable: (code: 'not_ready' | 'service_unavailable', why: string) =>
+    new ApiError(code, why, { headers: { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_S) } }),
   runtimeTimeout: (runId: number) =>
     new ApiError('runtime_timeout', 'the runtime did not respond within the wait window', { runId }),
 };

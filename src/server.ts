@@ -20,9 +20,12 @@ async function main(): Promise<void> {
     throw err;
   }
   const secrets = await bootstrapSecrets(config);
-  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // A lost pooled or LISTEN connection (they reconnect by themselves) is said in the log, once the logger exists.
+  let onDbError = (err: Error): void => console.error(`database connection error: ${err.message}`);
+  const db = await openDb(config, (err) => onDbError(err));
   await migrate(db);
   const ctx = await createContext({ config, db, masterKey: secrets.masterKey, adminToken: secrets.adminToken });
+  onDbError = (err) => ctx.log.warn({ code: (err as { code?: unknown }).code, reason: err.message }, 'database connection error; reconnecting');
   const app = await buildApp(ctx);
   if (secrets.generatedMasterKey) app.log.warn(`generated a master key in ${config.dataDir}/master.key: back it up; set ARS_MASTER_KEY in production`);
 

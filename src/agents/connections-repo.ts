@@ -42,6 +42,9 @@ export interface ConnectionRow {
   extras: Record<string, unknown>;
   active: boolean;
   token_expires_at: Date | null;
+  /** Who is refreshing the OAuth token right now (oauth-refresh.ts), and until when that claim holds. */
+  refresh_lease: string | null;
+  refresh_lease_until: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -80,6 +83,46 @@ export async function findConnection(q: Queryable, id: string): Promise<Connecti
 export async function lockConnection(q: Queryable, id: string): Promise<ConnectionRow | null> {
   const { rows } = await q.query<ConnectionRow>('SELECT * FROM connections WHERE id = $1 FOR UPDATE', [id]);
   return rows[0] ?? null;
+}
+
+/**
+ * Claims the OAuth refresh of an active connection whose token expires by `refreshBefore`, for `leaseMs` by the
+ * database's clock (so instances agree). Null when there is nothing to claim: the token was refreshed meanwhile,
+ * the connection is gone or inactive, or another claim has not run out yet.
+ */
+export async function claimRefresh(q: Queryable, id: string, lease: string, leaseMs: number, refreshBefore: Date): Promise<ConnectionRow | null> {
+  const { rows } = await q.query<ConnectionRow>(
+    `UPDATE connections SET refresh_lease = $2, refresh_lease_until = now() + $3 * interval '1 millisecond'
+     WHERE id = $1 AND active AND token_expires_at <= $4 AND (refresh_lease_until IS NULL OR refresh_lease_until < now())
+     RETURNING *`,
+    [id, lease, leaseMs, refreshBefore],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Stores a refreshed token and ends the claim, only while the claim is still ours and the secret is still the one
+ * refreshed (an admin's new token meanwhile wins). Null when the write did not apply.
+ */
+export async function storeRefreshedToken(
+  q: Queryable,
+  id: string,
+  claim: { lease: string; secretEnc: string },
+  token: { secretEnc: string; expiresAt: Date | null },
+  now: Date,
+): Promise<ConnectionRow | null> {
+  const { rows } = await q.query<ConnectionRow>(
+    `UPDATE connections SET secret_enc = $4, token_expires_at = $5, updated_at = $6, refresh_lease = NULL, refresh_lease_until = NULL
+     WHERE id = $1 AND active AND refresh_lease = $2 AND secret_enc = $3
+     RETURNING *`,
+    [id, claim.lease, claim.secretEnc, token.secretEnc, token.expiresAt, now],
+  );
+  return rows[0] ?? null;
+}
+
+/** Ends a claim without a new token (the provider refused), so another caller may try at once. */
+export async function releaseRefresh(q: Queryable, id: string, lease: string): Promise<void> {
+  await q.query('UPDATE connections SET refresh_lease = NULL, refresh_lease_until = NULL WHERE id = $1 AND refresh_lease = $2', [id, lease]);
 }
 
 export async function listAgentConnections(q: Queryable, agentId: number): Promise<ConnectionRow[]> {

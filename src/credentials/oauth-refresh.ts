@@ -1,15 +1,15 @@
 // OAuth access-token refresh for credential resolution (spec 4.10, 502 when the provider refuses). One refresh in
-// flight per connection, everywhere:
+// flight per connection, everywhere, and no database connection held while the provider is called:
 // - on one instance, concurrent resolves of a connection share one promise (the context's `oauthRefreshes`);
-// - across instances, the refresh runs holding the connection's row lock (SELECT … FOR UPDATE) and re-reads the
-//   row under it, so an instance that waited finds the token another one just stored and uses it.
-// On PGlite there is only ever one instance, and a PGlite transaction holds its only connection (every other query
-// would stall behind the provider call), so there the single-flight map alone is the lock.
+// - across instances, a short statement claims the connection for a lease (claim); the provider is called outside
+//   any transaction (call); a conditional UPDATE stores the token and ends the lease (write). An instance that
+//   finds the lease taken re-reads the row until the other one has stored its token (or its lease ran out: a
+//   crashed claimant blocks nobody for longer than the lease).
 // Refresh tokens may rotate: whatever the provider returns replaces the stored one in the same write.
+import { randomUUID } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { AppContext } from '../context.ts';
-import type { Db, Queryable } from '../storage/db.ts';
-import { findConnection, lockConnection, updateConnection, type ConnectionRow, type OAuthSecret } from '../agents/connections-repo.ts';
+import { claimRefresh, findConnection, releaseRefresh, storeRefreshedToken, type ConnectionRow, type OAuthSecret } from '../agents/connections-repo.ts';
 import type { OutboundClient } from '../lib/safe-http.ts';
 import type { SingleFlight } from '../lib/single-flight.ts';
 import { ApiError, errors } from '../errors.ts';
@@ -23,6 +23,10 @@ export interface CurrentToken {
 export const REFRESH_MARGIN_MS = 60_000;
 /** The whole provider call, connect to last byte. */
 const PROVIDER_TIMEOUT_MS = 10_000;
+/** A claim outlives the provider call and the write after it; then another instance may take over. */
+export const REFRESH_LEASE_MS = PROVIDER_TIMEOUT_MS + 5_000;
+/** How often an instance that found the lease taken looks again. */
+const LEASE_RECHECK_MS = 100;
 
 export function needsRefresh(expiresAt: Date | null, now: Date): boolean {
   return expiresAt !== null && new Date(expiresAt).getTime() - now.getTime() <= REFRESH_MARGIN_MS;
@@ -44,36 +48,70 @@ export async function currentOAuthToken(ctx: AppContext, conn: ConnectionRow): P
   if (!needsRefresh(conn.token_expires_at, ctx.clock.now()) || !canRefresh(secret)) {
     return { secret, expiresAt: conn.token_expires_at };
   }
-  return ctx.oauthRefreshes.run(conn.id, () => refreshUnderLock(ctx, conn.id));
+  return ctx.oauthRefreshes.run(conn.id, () => refreshOnce(ctx, conn.id));
 }
 
-async function refreshUnderLock(ctx: AppContext, connectionId: string): Promise<CurrentToken> {
-  return withConnectionLock(ctx.db, connectionId, async (q, row) => {
+/** Claims the refresh, or waits for whoever holds it to store the token (or for their lease to run out). */
+async function refreshOnce(ctx: AppContext, connectionId: string): Promise<CurrentToken> {
+  const lease = randomUUID();
+  const giveUpAt = Date.now() + 2 * REFRESH_LEASE_MS;
+  for (;;) {
+    const refreshBefore = new Date(ctx.clock.now().getTime() + REFRESH_MARGIN_MS);
+    const claimed = await claimRefresh(ctx.db, connectionId, lease, REFRESH_LEASE_MS, refreshBefore);
+    if (claimed) return refreshClaimed(ctx, claimed, lease);
+    const row = await findConnection(ctx.db, connectionId);
     if (!row || !row.active) throw errors.notFound('connection');
-    const current = ctx.secrets.openJson<OAuthSecret>(row.secret_enc);
-    // Another instance may have refreshed while we waited for the lock.
-    if (!needsRefresh(row.token_expires_at, ctx.clock.now()) || !canRefresh(current)) {
-      return { secret: current, expiresAt: row.token_expires_at };
+    const stored = storedToken(ctx, row);
+    // Another instance refreshed it meanwhile (or nothing is left to refresh).
+    if (!needsRefresh(row.token_expires_at, ctx.clock.now()) || !canRefresh(stored.secret)) return stored;
+    if (Date.now() > giveUpAt) {
+      ctx.log.warn({ connectionId }, 'oauth refresh: another claim kept the connection too long');
+      throw upstreamFailed();
     }
-    const tokens = await requestRefresh(ctx, connectionId, current);
-    const now = ctx.clock.now();
-    const next: OAuthSecret = {
-      ...current,
-      access_token: tokens.access_token,
-      refresh_token: tokens.refresh_token ?? current.refresh_token, // rotated if the provider sent a new one
-      scope: tokens.scope ?? current.scope,
-      token_type: tokens.token_type,
-    };
-    const expiresAt = typeof tokens.expires_in === 'number' ? new Date(now.getTime() + tokens.expires_in * 1000) : null;
-    await updateConnection(q, connectionId, { secret_enc: ctx.secrets.sealJson(next), token_expires_at: expiresAt }, now);
-    ctx.log.info({ connectionId, rotatedRefreshToken: tokens.refresh_token !== undefined }, 'oauth access token refreshed');
-    return { secret: next, expiresAt };
-  });
+    await new Promise((r) => setTimeout(r, LEASE_RECHECK_MS * (0.5 + Math.random())));
+  }
 }
 
-async function withConnectionLock<T>(db: Db, connectionId: string, fn: (q: Queryable, row: ConnectionRow | null) => Promise<T>): Promise<T> {
-  if (db.driver === 'pglite') return fn(db, await findConnection(db, connectionId));
-  return db.transaction(async (tx) => fn(tx, await lockConnection(tx, connectionId)));
+async function refreshClaimed(ctx: AppContext, row: ConnectionRow, lease: string): Promise<CurrentToken> {
+  const connectionId = row.id;
+  const current = storedToken(ctx, row);
+  if (!canRefresh(current.secret)) {
+    await releaseRefresh(ctx.db, connectionId, lease);
+    return current;
+  }
+  let tokens: oauth.TokenEndpointResponse;
+  try {
+    tokens = await requestRefresh(ctx, connectionId, current.secret);
+  } catch (err) {
+    // If this fails too, the lease runs out by itself.
+    await releaseRefresh(ctx.db, connectionId, lease).catch((e: unknown) => ctx.log.warn({ err: e, connectionId }, 'oauth refresh: could not release the claim'));
+    throw err;
+  }
+  const now = ctx.clock.now();
+  const next: OAuthSecret = {
+    ...current.secret,
+    access_token: tokens.access_token,
+    refresh_token: tokens.refresh_token ?? current.secret.refresh_token, // rotated if the provider sent a new one
+    scope: tokens.scope ?? current.secret.scope,
+    token_type: tokens.token_type,
+  };
+  const expiresAt = typeof tokens.expires_in === 'number' ? new Date(now.getTime() + tokens.expires_in * 1000) : null;
+  const written = await storeRefreshedToken(ctx.db, connectionId, { lease, secretEnc: row.secret_enc }, { secretEnc: ctx.secrets.sealJson(next), expiresAt }, now);
+  if (!written) {
+    // Changed under the claim (an admin's new token, a deactivation) or the lease ran out and another instance
+    // took over: what is stored now wins, unless it is itself a token due for refresh.
+    const latest = await findConnection(ctx.db, connectionId);
+    if (!latest || !latest.active) throw errors.notFound('connection');
+    ctx.log.warn({ connectionId }, 'oauth refresh: the connection changed during the refresh; the new token was not stored');
+    const stored = storedToken(ctx, latest);
+    return needsRefresh(stored.expiresAt, ctx.clock.now()) ? { secret: next, expiresAt } : stored;
+  }
+  ctx.log.info({ connectionId, rotatedRefreshToken: tokens.refresh_token !== undefined }, 'oauth access token refreshed');
+  return { secret: next, expiresAt };
+}
+
+function storedToken(ctx: AppContext, row: ConnectionRow): CurrentToken {
+  return { secret: ctx.secrets.openJson<OAuthSecret>(row.secret_enc), expiresAt: row.token_expires_at };
 }
 
 /** One refresh_token grant (RFC 6749 §6) through oauth4webapi. Every failure is a 502 without provider detail. */

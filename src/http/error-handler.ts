@@ -1,7 +1,8 @@
 // Maps every failure to the closed set of error codes (errors.ts). Validation failures name the field; 5xx bodies
 // never carry internals; nothing from a request (secrets included) is echoed back beyond the field name.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errorBody, type ErrorCode } from '../errors.ts';
+import { ApiError, errorBody, errors, type ErrorCode } from '../errors.ts';
+import { isDatabaseUnavailable } from '../storage/db-unavailable.ts';
 import { redactUrl } from './log-redaction.ts';
 
 declare module 'fastify' {
@@ -33,6 +34,8 @@ export function toApiError(err: FastifyError, req: FastifyRequest): ApiError {
   if (err instanceof SyntaxError || err.statusCode === 400) return new ApiError('invalid_json', 'request body is not valid JSON');
   if (err.statusCode === 413) return new ApiError('payload_too_large', 'request body is too large');
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new ApiError('invalid_body', 'bad request');
+  // Nothing about the database goes into the body: the driver's message may name its host.
+  if (isDatabaseUnavailable(err)) return errors.unavailable('service_unavailable', 'the database is unavailable; retry later');
   return new ApiError('internal', 'internal error');
 }
 
@@ -43,10 +46,17 @@ export function sendError(reply: FastifyReply, apiError: ApiError): FastifyReply
   return reply.code(apiError.status).type('application/json; charset=utf-8').send(errorBody(apiError, reply.request.id));
 }
 
+function errCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(err, req);
-    if (apiError.status >= 500 && !(err instanceof ApiError)) req.log.error({ err }, 'unhandled error');
+    // An outage is expected to pass: one warn line per request, without the stack, is enough.
+    if (apiError.code === 'service_unavailable') req.log.warn({ code: errCode(err), reason: err.message }, 'database unavailable');
+    else if (apiError.status >= 500 && !(err instanceof ApiError)) req.log.error({ err }, 'unhandled error');
     else if (apiError.status >= 500) req.log.warn({ code: apiError.code, runId: apiError.extra.runId }, apiError.message);
     return sendError(reply, apiError);
   });

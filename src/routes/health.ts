@@ -2,8 +2,9 @@
 // blip does not get the process restarted). /readyz: it can serve: the database answers within 2 s and every
 // migration this code knows is applied; otherwise 503 with Retry-After. /healthz is kept for existing probes.
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../errors.ts';
+import { errors, type ApiError } from '../errors.ts';
 import { migrationFiles, pendingMigrations } from '../storage/migrate.ts';
+import { within } from '../lib/within.ts';
 
 const READY_CHECK_MS = 2_000;
 
@@ -13,7 +14,7 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
   app.get('/livez', async () => ({ ok: true }));
 
   app.get('/readyz', async () => {
-    const pending = await withinReadyCheck(pendingMigrations(app.ctx.db, files));
+    const pending = await within(pendingMigrations(app.ctx.db, files), READY_CHECK_MS).catch(() => null);
     if (pending === null) throw notReady('the database did not answer');
     if (pending.length > 0) throw notReady(`migrations not applied: ${pending.join(', ')}`);
     return { ok: true };
@@ -25,17 +26,6 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
   });
 }
 
-/** The check's answer, or null when it failed or took longer than the probe should wait. */
-async function withinReadyCheck<T>(check: Promise<T>): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), READY_CHECK_MS)));
-  try {
-    return await Promise.race([check.catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 function notReady(why: string): ApiError {
-  return new ApiError('not_ready', `not ready: ${why}`, { headers: { 'retry-after': '5' } });
+  return errors.unavailable('not_ready', `not ready: ${why}`);
 }

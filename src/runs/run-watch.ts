@@ -12,15 +12,31 @@ type Listener = (status: RunStatus, run?: RunRow) => void;
 export class RunWatch {
   private readonly listeners = new Map<number, Set<Listener>>();
   private readonly completing = new Map<number, Set<() => void>>();
+  private readonly reconnected = new Set<() => void>();
   private stopListening: (() => Promise<void>) | null = null;
 
   constructor(private readonly db: Db) {}
 
   async start(): Promise<void> {
-    this.stopListening = await this.db.listen(RUN_EVENTS_CHANNEL, (payload) => {
-      const sep = payload.indexOf(':');
-      this.publish(Number(payload.slice(0, sep)), payload.slice(sep + 1) as RunStatus);
-    });
+    this.stopListening = await this.db.listen(
+      RUN_EVENTS_CHANNEL,
+      (payload) => {
+        const sep = payload.indexOf(':');
+        this.publish(Number(payload.slice(0, sep)), payload.slice(sep + 1) as RunStatus);
+      },
+      () => {
+        for (const listener of this.reconnected) listener();
+      },
+    );
+  }
+
+  /**
+   * Hears that the LISTEN connection is back after it was lost (a database restart): whatever was announced
+   * meanwhile never arrived, so watchers should look for themselves. Returns an unsubscribe function.
+   */
+  onReconnect(listener: () => void): () => void {
+    this.reconnected.add(listener);
+    return () => void this.reconnected.delete(listener);
   }
 
   async stop(): Promise<void> {

@@ -4,7 +4,7 @@ import { migrate } from './migrate.ts';
 import { openDb } from './open-db.ts';
 
 const config = loadConfig();
-const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const db = await openDb(config);
 try {
   const applied = await migrate(db);
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

@@ -26,6 +26,9 @@ export async function pendingMigrations(db: Db, files: readonly string[]): Promi
 export async function migrate(db: Db): Promise<string[]> {
   const files = await migrationFiles();
   return db.transaction(async (tx) => {
+    // Waiting for another instance's migration, or rewriting a large table, may take longer than the statement
+    // timeout the service's own queries run under.
+    await tx.exec('SET LOCAL statement_timeout = 0');
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
     await tx.exec(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',

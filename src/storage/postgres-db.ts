@@ -64,12 +64,40 @@ function isStalePlan(err: unknown): boolean {
 
 export interface PostgresOptions {
   poolSize?: number;
+  /** How long getting a connection may take: a new one, or a free slot of a full pool. */
+  connectTimeoutMs?: number;
+  /** Server-side ceiling on one statement and on a transaction left idle; 0: none. */
+  statementTimeoutMs?: number;
   onError?: (err: Error) => void;
+}
+
+// The same defaults as config.ts (ARS_DB_*), for pools opened without a configuration (tests, bench).
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+/** An idle connection's first keepalive probe: a peer that vanished (no RST) is noticed in about 20 s. */
+const KEEPALIVE_DELAY_MS = 10_000;
+
+/**
+ * Every wait on the database is bounded (decisions.md "Bounded waits"): getting a connection (pool slot or
+ * connect), each statement and each idle moment inside a transaction (server-side, sent at connect), and a dead
+ * peer on an idle connection (TCP keepalive). The LISTEN connection gets the same settings.
+ */
+function clientConfig(url: string, opts: PostgresOptions): pg.ClientConfig {
+  const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  return {
+    connectionString: url,
+    types,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
+  };
 }
 
 /** A real PostgreSQL server. LISTEN uses one dedicated connection that reconnects on failure. */
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, types });
+  const config = clientConfig(url, opts);
+  const pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10 });
   const statements = new NamedStatements();
   const onError = opts.onError ?? (() => {});
   pool.on('error', onError);
@@ -83,7 +111,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
 
   let lost = false; // a listening connection was lost: the next one tells the subscribers to catch up
   const connectListener = async (): Promise<pg.Client> => {
-    const client = new pg.Client({ connectionString: url, types });
+    const client = new pg.Client(config);
     client.on('notification', (msg) => {
       for (const cb of channels.get(msg.channel) ?? []) cb(msg.payload ?? '');
     });
@@ -100,8 +128,13 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     };
     client.on('error', onLost);
     client.on('end', () => onLost());
-    await client.connect();
-    for (const channel of channels.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+    try {
+      await client.connect();
+      for (const channel of channels.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+    } catch (err) {
+      client.end().catch(() => {}); // a connection that could not LISTEN must not stay open
+      throw err;
+    }
     return client;
   };
   const ensureListener = async (): Promise<pg.Client> => {
@@ -120,16 +153,18 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     ...wrap(pool, statements),
     async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn({ ...wrap(client, statements), exec: async (sql) => void (await client.query(sql)) });
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        // A connection that cannot even roll back is dropped, not handed to the next caller.
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     exec: async (sql) => {

@@ -14,6 +14,13 @@
 import type { AppContext } from '../context.ts';
 import { findRun, type RunRow } from '../runs/runs-repo.ts';
 import { isTerminal } from '../runs/run-states.ts';
+import { within } from '../lib/within.ts';
+
+/**
+ * How long the deadline's read may take. The database may be down just then (decisions.md "Bounded waits"): the
+ * caller is answered anyway, a moment after its window, with what is known.
+ */
+export const DEADLINE_READ_MS = 2_000;
 
 export type AwaitOutcome =
   | { kind: 'terminal'; run: RunRow }
@@ -24,7 +31,9 @@ export type AwaitOutcome =
   | { kind: 'timeout'; run: RunRow; handedBack?: true }
   /** The caller's signal fired (it disconnected): the wait ends, the run goes on untouched. */
   | { kind: 'aborted' }
-  | { kind: 'not_found' };
+  | { kind: 'not_found' }
+  /** The deadline passed and the run could not be read in time (the database is unavailable). */
+  | { kind: 'unknown'; handedBack?: true };
 
 export interface AwaitOptions {
   /** Absolute deadline in ms since the epoch (real time: timers run on it, not on ctx.clock). */
@@ -52,20 +61,19 @@ export function watchTerminal(ctx: AppContext, runId: number, opts: AwaitOptions
   if (opts.signal?.aborted) return { outcome: Promise.resolve({ kind: 'aborted' }), cancel: () => {} };
   const registry = ctx.waits;
   let cancel = (): void => {};
-  const outcome = new Promise<AwaitOutcome>((resolve, reject) => {
+  const outcome = new Promise<AwaitOutcome>((resolve) => {
     let done = false;
     let reading = false;
     let readAgain = false;
 
-    const finish = (outcome: AwaitOutcome | Error): void => {
+    const finish = (outcome: AwaitOutcome): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       unwatch();
       registry.remove(runId, expire);
       opts.signal?.removeEventListener('abort', onAbort);
-      if (outcome instanceof Error) reject(outcome);
-      else resolve(outcome);
+      resolve(outcome);
     };
 
     // Reads the whole row once the run is known to be terminal. One read at a time; a wake-up during a read
@@ -103,17 +111,19 @@ export function watchTerminal(ctx: AppContext, runId: number, opts: AwaitOptions
     });
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
-    // The deadline's final read; shutdown runs it early with `handedBack`.
-    const expire = (handedBack = false): Promise<void> => {
-      if (done) return Promise.resolve();
-      return findRun(ctx.db, runId).then(
-        (run) => {
-          if (!run) return finish({ kind: 'not_found' });
-          if (isTerminal(run.status)) return finish({ kind: 'terminal', run });
-          finish(handedBack ? { kind: 'timeout', run, handedBack } : { kind: 'timeout', run });
-        },
-        (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
-      );
+    // The deadline's final read, bounded; shutdown runs it early with `handedBack`.
+    const expire = async (handedBack = false): Promise<void> => {
+      if (done) return;
+      let run: RunRow | null;
+      try {
+        run = await within(findRun(ctx.db, runId), DEADLINE_READ_MS);
+      } catch (err) {
+        ctx.log.warn({ err, runId }, 'a waited-for run could not be read at its deadline');
+        return finish(handedBack ? { kind: 'unknown', handedBack } : { kind: 'unknown' });
+      }
+      if (!run) return finish({ kind: 'not_found' });
+      if (isTerminal(run.status)) return finish({ kind: 'terminal', run });
+      finish(handedBack ? { kind: 'timeout', run, handedBack } : { kind: 'timeout', run });
     };
     registry.add(runId, expire);
     // Nothing above can call finish() synchronously, so `timer` is always set before finish() reads it.

@@ -9,8 +9,9 @@
 import type { AppContext } from '../context.ts';
 import type { RunHead, RunRow } from '../runs/runs-repo.ts';
 import { isOverLimit, type OverLimit } from '../rate-limits/rate-guard.ts';
-import { transition } from '../runs/run-transitions.ts';
+import { transition, type TransitionResult } from '../runs/run-transitions.ts';
 import { isTerminal } from '../runs/run-states.ts';
+import { isDatabaseUnavailable } from '../storage/db-unavailable.ts';
 import { invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
 import { watchTerminal } from './await-run.ts';
 import { pollTaskWhileWaiting, readTaskStatus, withTaskReturnValue, type RemoteRead } from './task-wait.ts';
@@ -18,8 +19,11 @@ import { pollTaskWhileWaiting, readTaskStatus, withTaskReturnValue, type RemoteR
 export type SyncOutcome =
   /** Terminal within the window (any terminal status). */
   | { kind: 'finished'; run: RunRow }
-  /** The window elapsed; the run continues. */
-  | { kind: 'timed_out'; run: RunRow }
+  /**
+   * The window elapsed; the run continues. `run` is the row read at the deadline or, when the database could not
+   * be read then, the run as this request last knew it.
+   */
+  | { kind: 'timed_out'; run: RunHead }
   /** Workflow runtime, no sign of life within the window: the run is now `failed`. */
   | { kind: 'no_answer'; run: RunRow }
   /** The runtime could not be invoked; the run is already `failed` with `reason`. */
@@ -46,8 +50,6 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
   const runId = prepared.run.id;
   // Subscribed before the runtime learns of the run: no end can be missed, so no first look is needed.
   const wait = watchTerminal(ctx, runId, { deadline, signal: opts.signal, fresh: true });
-  // Awaited once the runtime is invoked; a failed deadline read before then must not be an unhandled rejection.
-  wait.outcome.catch(() => undefined);
   let started: StartRunResult;
   try {
     started = await invokePrepared(ctx, args.agent, prepared);
@@ -84,6 +86,7 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
     if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
     if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
     if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
+    if (res.kind === 'unknown') return { kind: 'timed_out', run: started.run };
     const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, remote, res.run, deadline, externalRunId, earlyRead);
     return { kind: 'finished', run: finished };
   }
@@ -92,14 +95,26 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
   if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
   if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
   if (res.kind === 'terminal') return { kind: 'finished', run: res.run };
+  // Nothing can be concluded, and nothing written, while the database is out: the run goes on, bounded by its
+  // held call and the timeouts.
+  if (res.kind === 'unknown') return { kind: 'timed_out', run: started.run };
   // Handed back at shutdown, the window did not elapse: the run's silence proves nothing yet.
   if (res.run.status !== 'queued' || res.handedBack) return { kind: 'timed_out', run: res.run };
-  return failSilentWorkflowRun(ctx, runId);
+  return failSilentWorkflowRun(ctx, res.run);
 }
 
 /** Spec part 3 / decisions.md: fails the run only if it is still queued at this instant (one guarded write). */
-async function failSilentWorkflowRun(ctx: AppContext, runId: number): Promise<SyncOutcome> {
-  const result = await transition(ctx.db, runId, 'no_sign_of_life', 'failed', ctx.clock.now(), { error: NO_ANSWER_REASON });
+async function failSilentWorkflowRun(ctx: AppContext, run: RunRow): Promise<SyncOutcome> {
+  const runId = run.id;
+  let result: TransitionResult;
+  try {
+    result = await transition(ctx.db, runId, 'no_sign_of_life', 'failed', ctx.clock.now(), { error: NO_ANSWER_REASON });
+  } catch (err) {
+    // The database went away since the deadline's read: as above, the run goes on and the caller gets its 202.
+    if (!isDatabaseUnavailable(err)) throw err;
+    ctx.log.warn({ err, runId }, 'a silent workflow run could not be failed at the end of its window');
+    return { kind: 'timed_out', run };
+  }
   if (result.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
   if (result.kind === 'applied') {
     ctx.runWatch.publishRun(result.run);

@@ -6,11 +6,15 @@ import type { Db } from '../storage/db.ts';
 import { findRunStatuses, findTerminalAmong } from '../runs/runs-repo.ts';
 import type { RunStatus } from '../runs/run-states.ts';
 import type { RunWatch } from '../runs/run-watch.ts';
+import { within } from '../lib/within.ts';
 
 /** Default backstop period: one query per tick for all of this instance's waits. */
 export const DEFAULT_BACKSTOP_MS = 1_500;
 
 const CHUNK = 5_000;
+
+/** A backstop read that has not answered by then is given up, so a hung query cannot stop the backstop for good. */
+const BACKSTOP_READ_MS = 5_000;
 
 /** Ends one wait at its deadline; `handedBack` when shutdown ends it early. */
 export type Expire = (handedBack: boolean) => Promise<void>;
@@ -22,6 +26,7 @@ export class WaitRegistry {
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   private looks: Array<[number, (status: RunStatus | null) => void]> = [];
+  private readonly stopHearingReconnects: () => void;
 
   constructor(
     private readonly db: Db,
@@ -29,7 +34,10 @@ export class WaitRegistry {
     private readonly log: FastifyBaseLogger,
     /** Tests change it (e.g. to prove NOTIFY alone wakes a wait in time); it applies from the next tick. */
     public periodMs = DEFAULT_BACKSTOP_MS,
-  ) {}
+  ) {
+    // Terminal writes announced while LISTEN was down were lost: look now rather than at the next tick.
+    this.stopHearingReconnects = runWatch.onReconnect(() => this.checkNow());
+  }
 
   /** How many synchronous callers this instance holds (the metrics' gauge). */
   get size(): number {
@@ -70,6 +78,7 @@ export class WaitRegistry {
 
   /** Hands back whatever is still held and clears the backstop timer. */
   async stop(): Promise<void> {
+    this.stopHearingReconnects();
     await this.handBackAll();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -97,6 +106,13 @@ export class WaitRegistry {
     }
   }
 
+  /** The backstop's re-read, now (unless one is running or nothing is watched). */
+  checkNow(): void {
+    if (this.ticking || this.counts.size === 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    void this.tick();
+  }
+
   private arm(): void {
     if (this.timer || this.ticking || this.counts.size === 0) return;
     this.timer = setTimeout(() => void this.tick(), this.periodMs);
@@ -109,7 +125,7 @@ export class WaitRegistry {
     try {
       const ids = [...this.counts.keys()];
       for (let i = 0; i < ids.length; i += CHUNK) {
-        const terminal = await findTerminalAmong(this.db, ids.slice(i, i + CHUNK));
+        const terminal = await within(findTerminalAmong(this.db, ids.slice(i, i + CHUNK)), BACKSTOP_READ_MS);
         // Re-publishing wakes the waits exactly as a NOTIFY would; they read the row themselves.
         for (const row of terminal) this.runWatch.publish(Number(row.id), row.status);
       }

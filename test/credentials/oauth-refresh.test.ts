@@ -203,6 +203,60 @@ describe('spec 4.10: OAuth refresh', () => {
     }
   });
 
+  it('issue 11 (bounded waits): no transaction, row lock or pooled connection is held while the provider is called', async () => {
+    const id = await seedConnection(t, a.agent.id, { type: 'oauth', secret: oauthSecret(), expiresAt: expired() });
+    const release = provider.hold();
+    const pending = resolveWith(t.app, id);
+    try {
+      while (provider.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+      // A row lock held through the call would make NOWAIT fail at once (55P03).
+      await t.db.transaction((tx) => tx.query('SELECT id FROM connections WHERE id = $1 FOR UPDATE NOWAIT', [id]));
+      if (onPostgres) {
+        const { rows } = await t.db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+        );
+        expect(rows[0]!.n).toBe(0);
+      }
+      // The claim is visible instead: a lease running for about the provider timeout and a margin.
+      const { rows } = await t.db.query<{ lease_ms: number }>(
+        'SELECT extract(epoch FROM refresh_lease_until - now()) * 1000 AS lease_ms FROM connections WHERE id = $1',
+        [id],
+      );
+      expect(Number(rows[0]!.lease_ms)).toBeGreaterThan(5_000);
+    } finally {
+      release();
+    }
+    expect((await pending).statusCode).toBe(200);
+    const { rows } = await t.db.query('SELECT refresh_lease, refresh_lease_until FROM connections WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ refresh_lease: null, refresh_lease_until: null });
+  });
+
+  it('issue 11: a claim left by a crashed instance runs out; the next resolve refreshes', async () => {
+    const id = await seedConnection(t, a.agent.id, { type: 'oauth', secret: oauthSecret(), expiresAt: expired() });
+    await t.db.query("UPDATE connections SET refresh_lease = gen_random_uuid(), refresh_lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    const res = await resolveWith(t.app, id);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().access_token).toMatch(/^fresh-access-/);
+    expect(provider.calls).toHaveLength(1);
+  });
+
+  it('issue 11: while another instance holds the claim, a resolve waits for its token instead of calling the provider', async () => {
+    const id = await seedConnection(t, a.agent.id, { type: 'oauth', secret: oauthSecret(), expiresAt: expired() });
+    await t.db.query("UPDATE connections SET refresh_lease = gen_random_uuid(), refresh_lease_until = now() + interval '1 minute' WHERE id = $1", [id]);
+    const pending = resolveWith(t.app, id);
+    await new Promise((r) => setTimeout(r, 300));
+    // The other instance stores its token and ends its claim.
+    const fresh = t.ctx.secrets.sealJson(oauthSecret({ access_token: 'stored-by-the-other-instance' }));
+    await t.db.query(
+      "UPDATE connections SET secret_enc = $2, token_expires_at = now() + interval '1 hour', refresh_lease = NULL, refresh_lease_until = NULL WHERE id = $1",
+      [id, fresh],
+    );
+    const res = await pending;
+    expect(res.statusCode).toBe(200);
+    expect(res.json().access_token).toBe('stored-by-the-other-instance');
+    expect(provider.calls).toHaveLength(0);
+  });
+
   it.skipIf(!onPostgres)('spec 4.10 / decisions "Scale-out": two instances on one PostgreSQL refresh a connection once', async () => {
     const other = await t.another();
     const id = await seedConnection(t, a.agent.id, { type: 'oauth', secret: oauthSecret(), expiresAt: expired() });

@@ -31,6 +31,8 @@ export interface TestAppOptions {
   onLimiterError?: (err: unknown) => void;
   runtimes?: RuntimeRegistry;
   config?: Partial<Config>;
+  /** A PostgreSQL server to create the test database on, instead of TEST_DATABASE_URL (fault tests). */
+  databaseUrl?: string;
 }
 
 const masterKey = randomBytes(32);
@@ -61,7 +63,7 @@ async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
 }
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
-  const testDb = await createTestDb();
+  const testDb = await createTestDb(opts.databaseUrl);
   const logs: string[] = [];
   const main = await instance(testDb.db, opts, logs);
   const extras: Array<{ close(): Promise<void> }> = [];

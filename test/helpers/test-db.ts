@@ -12,13 +12,15 @@ export const onPostgres = TEST_DATABASE_URL !== null;
 
 export interface TestDb {
   db: Db;
+  /** The test database's URL (PostgreSQL), for pools a test opens with options of its own; null on PGlite. */
+  url: string | null;
   /** Another pool on the same database: a second service instance (PostgreSQL only). */
   openAnother(): Promise<Db>;
   drop(): Promise<void>;
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL! });
+async function admin<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
     return await fn(client);
@@ -27,19 +29,21 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function createTestDb(): Promise<TestDb> {
-  if (!TEST_DATABASE_URL) {
+/** On `serverUrl` (TEST_DATABASE_URL by default; a fault test passes its own cluster's), else on PGlite. */
+export async function createTestDb(serverUrl: string | null = TEST_DATABASE_URL): Promise<TestDb> {
+  if (!serverUrl) {
     const db = await openPGlite();
     await migrate(db);
     return {
       db,
+      url: null,
       openAnother: () => Promise.reject(new Error('a second instance needs PostgreSQL (TEST_DATABASE_URL)')),
       drop: () => db.close(),
     };
   }
   const name = `ars_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
-  const url = new URL(TEST_DATABASE_URL);
+  await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const opened: Db[] = [];
   const open = async () => {
@@ -51,10 +55,11 @@ export async function createTestDb(): Promise<TestDb> {
   await migrate(db);
   return {
     db,
+    url: url.toString(),
     openAnother: open,
     drop: async () => {
       for (const d of opened) await d.close().catch(() => {});
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await admin(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent } from '../helpers/fixtures.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 
@@ -53,6 +53,40 @@ describe('app shell', () => {
       await t.db.query('INSERT INTO schema_migrations (version) VALUES ($1)', [rows[0]!.version]);
     }
     expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+  });
+
+  it('issue 11: a database that cannot be reached answers 503 service_unavailable with Retry-After, never a 500 or its address', async () => {
+    const a = await seedAgent(t);
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED', address: '10.1.2.3', port: 5432 });
+    const failures = [refused, new Error('timeout exceeded when trying to connect'), Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })];
+    for (const failure of failures) {
+      const broken = vi.spyOn(t.ctx.db, 'query').mockRejectedValue(failure);
+      try {
+        for (const req of [
+          { method: 'GET' as const, url: '/healthz' },
+          { method: 'GET' as const, url: '/api/admin/runs', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+          { method: 'POST' as const, url: `/api/agents/${a.agent.id}/runs/register`, headers: a.ingestAuth, payload: { externalRunId: 'ext-1' } },
+        ]) {
+          const res = await t.app.inject(req);
+          expect(res.statusCode, `${req.url}: ${res.body}`).toBe(503);
+          expect(res.headers['retry-after']).toBe('5');
+          expect(res.json()).toEqual({ error: 'the database is unavailable; retry later', code: 'service_unavailable', requestId: res.headers['x-request-id'] });
+          expect(res.body).not.toContain('10.1.2.3');
+          const mine = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string }).filter((l) => l.reqId === res.headers['x-request-id']);
+          expect(mine.filter((l) => l.msg === 'database unavailable')).toEqual([expect.objectContaining({ level: 40 })]);
+          expect(mine.some((l) => l.msg === 'unhandled error')).toBe(false);
+        }
+      } finally {
+        broken.mockRestore();
+      }
+    }
+    // Any other database failure is still a surprise: 500.
+    const other = vi.spyOn(t.ctx.db, 'query').mockRejectedValue(Object.assign(new Error('syntax error'), { code: '42601' }));
+    try {
+      expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(500);
+    } finally {
+      other.mockRestore();
+    }
   });
 
   it('decisions.md errors: unknown routes get the error body with a request id', async () => {

@@ -2,6 +2,8 @@
 // table changed under a prepared `SELECT *` (another instance's migration) must not break the query.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from '../helpers/test-db.ts';
+import { openPostgres } from '../../src/storage/postgres-db.ts';
+import { isDatabaseUnavailable } from '../../src/storage/db-unavailable.ts';
 
 let t: TestDb;
 beforeAll(async () => {
@@ -28,5 +30,43 @@ describe.skipIf(!onPostgres)('named prepared statements on PostgreSQL', () => {
     for (let i = 0; i < 30; i++) await t.db.query(sql, [1]); // prepared on several pool connections
     await t.db.exec('ALTER TABLE prep_b ADD COLUMN w text DEFAULT $$added$$');
     for (let i = 0; i < 30; i++) expect((await t.db.query(sql, [1])).rows[0]).toEqual({ id: 1, v: 'x', w: 'added' });
+  });
+});
+
+describe.skipIf(!onPostgres)('bounded waits on PostgreSQL (issue 11)', () => {
+  it('every connection runs under the statement and idle-in-transaction timeouts (15 s by default)', async () => {
+    const { rows } = await t.db.query<{ s: string; i: string }>(
+      "SELECT current_setting('statement_timeout') AS s, current_setting('idle_in_transaction_session_timeout') AS i",
+    );
+    expect(rows[0]).toEqual({ s: '15s', i: '15s' });
+  });
+
+  it('a statement past the statement timeout fails (57014), which is unavailability (503)', async () => {
+    const db = await openPostgres(t.url!, { statementTimeoutMs: 200 });
+    try {
+      const err = await db.query('SELECT pg_sleep(2)').catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: '57014' });
+      expect(isDatabaseUnavailable(err)).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('with every pooled connection held, the next query fails after the connect timeout instead of queueing for ever', async () => {
+    const db = await openPostgres(t.url!, { poolSize: 1, connectTimeoutMs: 300 });
+    try {
+      let release!: () => void;
+      const holding = db.transaction(() => new Promise<void>((r) => (release = r)));
+      await new Promise((r) => setTimeout(r, 50));
+      const started = Date.now();
+      const err = await db.query('SELECT 1').catch((e: unknown) => e);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(isDatabaseUnavailable(err)).toBe(true);
+      release();
+      await holding;
+      expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]); // the pool recovers
+    } finally {
+      await db.close();
+    }
   });
 });

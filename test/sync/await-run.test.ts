@@ -9,7 +9,7 @@ import { readRun, seedAgent } from '../helpers/fixtures.ts';
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
-import { watchTerminal } from '../../src/sync/await-run.ts';
+import { DEADLINE_READ_MS, watchTerminal } from '../../src/sync/await-run.ts';
 import { callback, permissiveLimiter, platformRunId, sleep, waitForRun, workflowAgent } from './sync-helpers.ts';
 
 const n8n = new N8nFake();
@@ -120,6 +120,42 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     expect(out).toMatchObject({ kind: 'timeout', run: { id: run.id, status: 'queued' } });
   });
 
+  it('issue 11: a deadline read that fails or hangs (database down) ends the wait as unknown, within DEADLINE_READ_MS', async () => {
+    const { agent } = await seedAgent(t);
+    const run = await queuedRun(agent.id);
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    for (const broken of [() => Promise.reject(refused), () => new Promise<never>(() => {})]) {
+      const spy = vi.spyOn(t.ctx.db, 'query').mockImplementation(broken);
+      try {
+        const started = Date.now();
+        const out = await watchTerminal(t.ctx, run.id, { deadline: Date.now() + 100, fresh: true }).outcome;
+        expect(out).toEqual({ kind: 'unknown' });
+        expect(Date.now() - started).toBeLessThan(100 + DEADLINE_READ_MS + 500);
+      } finally {
+        spy.mockRestore();
+      }
+    }
+    expect(t.ctx.waits.watchedRunCount).toBe(0);
+  });
+
+  it('issue 11: trigger-and-wait whose database is down at the end of the window answers 202 with the run id; the silent run is not failed', async () => {
+    const a = await workflowAgent(t, n8n, n8nAnswers.never());
+    const pending = t.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger-and-wait`, headers: a.ingestAuth, payload: { timeoutMs: 1_000 } });
+    await vi.waitFor(() => expect(t.ctx.waits.watchedRunCount).toBe(1));
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const spy = vi.spyOn(t.ctx.db, 'query').mockRejectedValue(refused);
+    let res;
+    try {
+      res = await pending;
+    } finally {
+      spy.mockRestore();
+    }
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json()).toEqual({ runId: expect.any(Number), agentId: a.agent.id, status: 'queued', timedOut: true });
+    expect(await readRun(t, res.json().runId)).toMatchObject({ status: 'queued' });
+    t.ctx.heldCalls.abort(res.json().runId, 'window'); // the never-answering workflow's call
+  });
+
   it('spec 4.2: a caller that disconnects stops waiting; the run is untouched', async () => {
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
@@ -205,6 +241,25 @@ describe('await-run at shutdown', () => {
 });
 
 describe.skipIf(!onPostgres)('await-run across instances (PostgreSQL LISTEN/NOTIFY)', () => {
+  it('issue 11: when the LISTEN connection comes back, waits look for what they missed instead of waiting for the deadline', async () => {
+    const b = await t.another();
+    t.ctx.waits.periodMs = 600_000; // no backstop tick within the test
+    try {
+      const { agent } = await seedAgent(t);
+      const run = await queuedRun(agent.id);
+      const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, fresh: true }).outcome;
+      // Every instance's listening connection is cut; the NOTIFY of the write below reaches nobody.
+      await t.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN %' AND pid <> pg_backend_pid()");
+      await sleep(100);
+      await transition(b.app.ctx.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { missed: true } });
+      const started = Date.now();
+      expect(await waiting).toMatchObject({ kind: 'terminal', run: { status: 'completed', output_data: { missed: true } } });
+      expect(Date.now() - started).toBeLessThan(5_000); // the reconnect (every 500 ms), not the 20 s deadline
+    } finally {
+      t.ctx.waits.periodMs = 1_500;
+    }
+  });
+
   it('decisions.md Scale-out: a wait held on instance A is woken by a callback that lands on instance B', async () => {
     const b = await t.another();
     // No backstop help within the window: only the NOTIFY from B's write can wake A in time.

@@ -153,7 +153,7 @@ describe('spec 4.3 trigger-and-download: streaming', () => {
     const run = await waitForRun(t, runId, (r) => r.status === 'failed');
     expect(run.error).toMatch(/^the runtime broke off the download after \d+ bytes$/);
   });
-  it('spec 4.3: a run write that fails once the file has started (database down) is a 500 that leaves nothing open', async () => {
+  it('spec 4.3 / issue 11: a run write that fails once the file has started (database down) is a 503 that leaves nothing open', async () => {
     const a = await fileAgent({ binary: { contentType: 'application/zip', size: 8 * 1024 * 1024 } });
     const real = t.ctx.db.query.bind(t.ctx.db);
     // The `started` write (queued → running on the first byte) fails, as it would with the database gone.
@@ -167,7 +167,8 @@ describe('spec 4.3 trigger-and-download: streaming', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(res.statusCode).toBe(500);
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
     await res.body.dump();
     const ex = [...n8n.executions.values()].find((e) => e.workflowPath === a.path)!;
     await vi.waitFor(() => expect(ex.clientGone).toBe(true)); // the runtime's answer was closed, not left streaming
