@@ -52,6 +52,7 @@ describe('GET /runs/{runId}', () => {
       external_run_id: 'exec-42',
       metadata: { source: 'crm' },
       input: { webhook: { headers: { authorization: '[REDACTED]' } } },
+      runtime_note: null, // issue 11: what the service could not do at the runtime
     });
   });
 

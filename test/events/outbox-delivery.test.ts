@@ -64,6 +64,7 @@ describe('decisions.md "Events": webhook actions deliver { run, output }, signed
         external_run_id: null,
         metadata: {},
         input: { topic: 'x' },
+        runtime_note: null,
       },
       output: { answer: 42 },
     });
