@@ -19,6 +19,26 @@ export function mintRunCredentials(ctx: AppContext, agent: AgentRow, runId: numb
   return mintCredentialsToken({ secret: credentialsSecretOf(ctx, agent), agentId: agent.id, runId, now, ttlSeconds: CREDENTIALS_TTL_SECONDS });
 }
 
+/**
+ * Spec part 5: the run's one credentials token, issued when the run was created (trigger or first register; both
+ * mint with the run's `created_at`). HS256 is deterministic, so the same claims under the same secret are the same
+ * token: a repeated /register gets the very token of the first answer, not a fresher one, with the seconds it has
+ * left. Null once it has expired. (After a rotation of the agent's credentials secret the bytes differ; the expiry
+ * is still the first one.)
+ */
+export async function runCredentialsToken(
+  ctx: AppContext,
+  agent: AgentRow,
+  run: { id: number; created_at: Date },
+  now: Date,
+): Promise<{ token: string; expiresInSeconds: number } | null> {
+  const ageSeconds = Math.floor(now.getTime() / 1000) - Math.floor(run.created_at.getTime() / 1000);
+  const left = CREDENTIALS_TTL_SECONDS - Math.max(0, ageSeconds);
+  if (left <= 0) return null;
+  const { token } = await mintRunCredentials(ctx, agent, run.id, run.created_at);
+  return { token, expiresInSeconds: left };
+}
+
 export function zoneSecretOf(ctx: AppContext, agent: AgentRow): Buffer {
   return Buffer.from(ctx.secrets.open(agent.zone_secret_enc), 'utf8');
 }

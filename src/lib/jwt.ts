@@ -1,6 +1,8 @@
 // Credentials tokens (spec 4.10, part 5) and zone tokens (zones.md): HS256 JWTs minted and verified with jose.
 // Every verification pins the algorithm, the issuer, the audience and a required `exp`/`iat`, so a token of
 // one kind can never stand in for the other and `alg: none` or an asymmetric algorithm is never accepted.
+// Each kind also has a maximum age counted from `iat`, whatever `exp` says: a holder of a signing secret (a zone
+// app holds its zone secret) cannot make a token that outlives the contract's lifetime (spec 8.5).
 import { SignJWT, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 
 const ISSUER = 'ars';
@@ -9,6 +11,11 @@ const ZONE_AUDIENCE = 'ars-zone';
 const ALG = 'HS256';
 // RFC 7518 3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32;
+/** spec 8.5: a credentials token lives 60 minutes, a zone JWT 5 minutes; older is refused as expired. */
+const CREDENTIALS_MAX_AGE_SECONDS = 3600;
+const ZONE_MAX_AGE_SECONDS = 300;
+/** How far in the future an `iat` may be (clocks of the instances that mint and verify differ a little). */
+const IAT_SKEW_SECONDS = 30;
 
 export type TokenFailure = { ok: false; reason: 'invalid' | 'expired' };
 export type CredentialsTokenResult = { ok: true; agentId: number; runId: number } | TokenFailure;
@@ -51,7 +58,7 @@ export async function verifyCredentialsToken(
   secret: Uint8Array,
   now: Date,
 ): Promise<CredentialsTokenResult> {
-  const verified = await verify(token, secret, now, CREDENTIALS_AUDIENCE);
+  const verified = await verify(token, secret, now, CREDENTIALS_AUDIENCE, CREDENTIALS_MAX_AGE_SECONDS);
   if (!verified.ok) return verified;
   const { agent_id: agentId, run_id: runId, sub } = verified.payload;
   // Claims are only trusted when their shape is exactly what mintCredentialsToken writes.
@@ -68,7 +75,7 @@ export async function mintZoneToken(input: MintZoneTokenInput): Promise<{ token:
 }
 
 export async function verifyZoneToken(token: string, secret: Uint8Array, now: Date): Promise<ZoneTokenResult> {
-  const verified = await verify(token, secret, now, ZONE_AUDIENCE);
+  const verified = await verify(token, secret, now, ZONE_AUDIENCE, ZONE_MAX_AGE_SECONDS);
   if (!verified.ok) return verified;
   const { agent_id: agentId, org_id: orgId, sub: userId } = verified.payload;
   if (!isId(agentId) || !isNonEmptyString(orgId) || !isNonEmptyString(userId)) return INVALID;
@@ -117,11 +124,13 @@ async function verify(
   secret: Uint8Array,
   now: Date,
   audience: string,
+  maxAgeSeconds: number,
 ): Promise<{ ok: true; payload: JWTPayload } | TokenFailure> {
   assertSecret(secret);
   if (typeof token !== 'string' || token === '') return INVALID;
+  let payload: JWTPayload;
   try {
-    const { payload } = await jwtVerify(token, secret, {
+    const verified = await jwtVerify(token, secret, {
       algorithms: [ALG],
       issuer: ISSUER,
       audience,
@@ -129,7 +138,7 @@ async function verify(
       currentDate: now,
       requiredClaims: ['exp', 'iat'],
     });
-    return { ok: true, payload };
+    payload = verified.payload;
   } catch (err) {
     // Only a token that was otherwise valid reaches the expiry check, so "expired" never leaks anything about
     // a forged token; every other failure (malformed, bad signature, wrong alg/aud/iss) is just "invalid".
@@ -137,6 +146,11 @@ async function verify(
     if (err instanceof errors.JOSEError || err instanceof TypeError) return INVALID;
     throw err;
   }
+  // jose checked that iat is a number; its age is ours to bound (jose's maxTokenAge allows no skew at all).
+  const age = Math.floor(now.getTime() / 1000) - (payload.iat as number);
+  if (age < -IAT_SKEW_SECONDS) return INVALID;
+  if (age > maxAgeSeconds) return { ok: false, reason: 'expired' };
+  return { ok: true, payload };
 }
 
 function assertSecret(secret: Uint8Array): void {

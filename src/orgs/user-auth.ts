@@ -16,6 +16,11 @@ export function userCredential(authorization: string | undefined, cookieHeader: 
   return sessionCookie(cookieHeader);
 }
 
+/** True when the request signs in by the session cookie (no Authorization header): it needs the CSRF check. */
+export function signsInByCookie(authorization: string | undefined, cookieHeader: string | undefined): boolean {
+  return !(typeof authorization === 'string' && authorization !== '') && sessionCookie(cookieHeader) !== null;
+}
+
 export function sessionCookie(cookieHeader: string | undefined): string | null {
   if (!cookieHeader) return null;
   for (const part of cookieHeader.split(';')) {
@@ -25,16 +30,6 @@ export function sessionCookie(cookieHeader: string | undefined): string | null {
     return value === '' ? null : value;
   }
   return null;
-}
-
-/** Drops the session cookie from a Cookie header, keeping the others (the zone app's own); null when none remain. */
-export function withoutSessionCookie(cookieHeader: string | undefined): string | null {
-  if (!cookieHeader) return null;
-  const kept = cookieHeader
-    .split(';')
-    .map((p) => p.trim())
-    .filter((p) => p !== '' && p.slice(0, p.indexOf('=') < 0 ? p.length : p.indexOf('=')).trim() !== SESSION_COOKIE);
-  return kept.length > 0 ? kept.join('; ') : null;
 }
 
 export async function authenticateUser(ctx: AppContext, credential: string | null): Promise<TokenUser | null> {

@@ -1,13 +1,14 @@
 // Spec 4.4: registers a run the caller started on the runtime itself, and hands back what the task needs to
 // resolve credentials (spec 4.10). Idempotent on (agentId, externalRunId): every repeat, concurrent or not, gets
-// the one run (insertRunOnce), and a fresh credentials token for it — a token is bound to the agent and the run
-// only, so a new one is as good as the first and spares a caller that lost the first answer a dead run.
+// the one run (insertRunOnce) and the run's one credentials token, never a new one (spec part 5: "minted once, at
+// trigger or register", no refresh). The token is issued at the run's creation: a repeat answers the same token
+// with the seconds it has left, and nothing once it has expired (decisions.md "Register, ingest and callback").
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { insertRunOnce, type RunRow } from './runs-repo.ts';
 import type { ConnectionIds } from '../agents/connections-repo.ts';
 import { attributableUser } from '../orgs/attribution.ts';
-import { mintRunCredentials } from '../agents/agent-tokens.ts';
+import { runCredentialsToken } from '../agents/agent-tokens.ts';
 import { assertTriggerEligible } from './trigger-run.ts';
 
 export interface RegisterRequest {
@@ -50,6 +51,8 @@ export async function registerRun(ctx: AppContext, agent: AgentRow, req: Registe
 
   const connectionIds = await ctx.agents.connectionIds(agent.id);
   if (Object.keys(connectionIds).length === 0) return { run, created };
-  const { token, expiresInSeconds } = await mintRunCredentials(ctx, agent, run.id, now);
-  return { run, created, credentials: { credentialsToken: token, expiresInSeconds, connectionIds } };
+  const issued = await runCredentialsToken(ctx, agent, run, now);
+  // An expired token is no token: spec 4.4 sends credentialsToken and connectionIds together or not at all.
+  if (!issued) return { run, created };
+  return { run, created, credentials: { credentialsToken: issued.token, expiresInSeconds: issued.expiresInSeconds, connectionIds } };
 }

@@ -81,7 +81,8 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
   const payload: TaskPayload = { runId: run.id, deploymentId: ctx.deploymentId, input: args.input ?? {} };
   // Spec 4.4 (and 2.3): connectionIds and credentialsToken travel together or not at all.
   if (Object.keys(connectionIds).length > 0) {
-    const { token } = await mintRunCredentials(ctx, agent, run.id, now);
+    // Issued at the run's creation: a /register repeating this run's external id answers this same token.
+    const { token } = await mintRunCredentials(ctx, agent, run.id, run.created_at);
     payload.connectionIds = connectionIds;
     payload.credentialsToken = token;
   }

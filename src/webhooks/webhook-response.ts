@@ -23,17 +23,25 @@ const DROPPED = new Set([
   'proxy-connection', 'te', 'trailer', 'trailers', 'transfer-encoding', 'upgrade', 'content-encoding',
 ]);
 
-// The response is served from the service's own origin: an agent echoing caller input as HTML must not be able
-// to run script there. nosniff always wins; a sandbox CSP applies unless the agent sets its own policy.
+// The response is served from the service's own origin, where the zone apps and the session cookie live: an agent
+// echoing caller input as HTML must not be able to run script there. nosniff always wins, and the sandbox CSP is
+// always sent; an agent's own policy is added to it, never instead of it (a browser enforces every policy of a
+// comma-separated list, so an added one can only narrow ours: "sandbox allow-same-origin" lifts nothing).
 const SAFETY_HEADERS: Record<string, string> = { 'x-content-type-options': 'nosniff' };
 const SAFETY_NAMES = new Set(Object.keys(SAFETY_HEADERS));
-const DEFAULT_CSP = { 'content-security-policy': 'sandbox' };
+const SANDBOX_CSP = 'sandbox';
+const CSP = 'content-security-policy';
+
+function withSandbox(headers: Record<string, string>): Record<string, string> {
+  const own = headers[CSP];
+  return { ...headers, [CSP]: own === undefined ? SANDBOX_CSP : `${SANDBOX_CSP}, ${own}`, ...SAFETY_HEADERS };
+}
 
 export function shapeWebhookResponse(agentOutput: unknown): ShapedWebhookResponse {
   const control = isPlainObject(agentOutput) ? agentOutput.webhookResponse : undefined;
   if (!isPlainObject(control)) {
     // No (usable) webhookResponse: the agent output itself, not wrapped in a run envelope.
-    return { status: 200, headers: { ...DEFAULT_CSP, ...SAFETY_HEADERS }, body: toJson(agentOutput), contentType: JSON_TYPE };
+    return { status: 200, headers: withSandbox({}), body: toJson(agentOutput), contentType: JSON_TYPE };
   }
 
   const status = clampStatus(control.status);
@@ -43,7 +51,7 @@ export function shapeWebhookResponse(agentOutput: unknown): ShapedWebhookRespons
   const bodiless = status === 204 || status === 205;
   return {
     status,
-    headers: { ...DEFAULT_CSP, ...headers, ...SAFETY_HEADERS },
+    headers: withSandbox(headers),
     body: bodiless ? '' : body,
     contentType,
   };

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows, readRun, seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
+import { decodeJwt } from 'jose';
 import { verifyCredentialsToken } from '../../src/lib/jwt.ts';
 import { bigObject, expectError, hostileBodies, permissiveLimiter, runsOf, seedConnection } from '../runtime-api/support.ts';
 
@@ -65,7 +66,7 @@ describe('POST /api/agents/{agentId}/runs/register', () => {
     expect(Object.keys(res.json())).toEqual(['runId']);
   });
 
-  it('spec 4.4: repeating the call returns the same runId (201), keeps the first input, and mints a fresh token', async () => {
+  it('spec 4.4: repeating the call returns the same runId (201) and keeps the first input', async () => {
     const a = await seedAgent(t);
     await seedConnection(t, a.agent.id, 'slack');
     const first = await register(a, { externalRunId: 'again', input: { v: 1 }, metadata: { first: true } });
@@ -74,13 +75,53 @@ describe('POST /api/agents/{agentId}/runs/register', () => {
     expect(first.statusCode).toBe(201);
     expect(second.statusCode).toBe(201);
     expect(second.json().runId).toBe(first.json().runId);
-    expect(second.json().credentialsToken).not.toBe(first.json().credentialsToken);
-    for (const token of [first.json().credentialsToken, second.json().credentialsToken]) {
-      expect(await verifyCredentialsToken(token, secretOf(a), clock.now())).toMatchObject({ ok: true, runId: first.json().runId });
-    }
     const rows = await runsOf(t, a.agent.id);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ input: { v: 1 }, metadata: { first: true } });
+  });
+
+  // Issue 12 finding 5: every repeat used to mint a fresh 60-minute token, so a caller could keep a run's
+  // credentials alive forever. Spec part 5: "minted once, at trigger or register", "no refresh".
+  it('spec part 5 / issue 12: a repeat answers the first token itself (same iat and exp), with the seconds it has left', async () => {
+    const a = await seedAgent(t);
+    await seedConnection(t, a.agent.id, 'slack');
+    const first = (await register(a, { externalRunId: 'once' })).json();
+    const firstClaims = decodeJwt(first.credentialsToken);
+    clock.advance(25 * 60_000);
+    const second = (await register(a, { externalRunId: 'once' })).json();
+    expect(second.runId).toBe(first.runId);
+    expect(second.credentialsToken).toBe(first.credentialsToken);
+    expect(decodeJwt(second.credentialsToken)).toEqual(firstClaims);
+    expect(second.expiresInSeconds).toBe(3600 - 25 * 60);
+    expect(second.connectionIds).toEqual(first.connectionIds);
+  });
+
+  it('spec part 5 / issue 12: once the token has expired a repeat gets neither token nor connectionIds (no refresh)', async () => {
+    const a = await seedAgent(t);
+    await seedConnection(t, a.agent.id, 'slack');
+    const first = (await register(a, { externalRunId: 'expiring' })).json();
+    clock.advance(3600_000 - 1_000);
+    const late = (await register(a, { externalRunId: 'expiring' })).json();
+    expect(late).toMatchObject({ runId: first.runId, credentialsToken: first.credentialsToken, expiresInSeconds: 1 });
+    clock.advance(1_000);
+    const after = (await register(a, { externalRunId: 'expiring' })).json();
+    expect(after).toEqual({ runId: first.runId });
+    expect((await verifyCredentialsToken(first.credentialsToken, secretOf(a), clock.now())).ok).toBe(false);
+  });
+
+  it('spec part 5 / issue 12: registering the external id of a triggered run answers the token of its trigger', async () => {
+    const a = await seedAgent(t);
+    await seedConnection(t, a.agent.id, 'slack');
+    // The trigger path mints at the run's creation (start-run.ts); a run inserted the same way stands in for it.
+    const created = new Date(clock.now().getTime() - 10 * 60_000);
+    const { rows } = await t.db.query<{ id: number }>(
+      `INSERT INTO runs (agent_id, status, source, external_run_id, created_at, updated_at) VALUES ($1, 'running', 'api', 'run_trig', $2, $2) RETURNING id`,
+      [a.agent.id, created],
+    );
+    const body = (await register(a, { externalRunId: 'run_trig' })).json();
+    expect(body.runId).toBe(rows[0]!.id);
+    expect(decodeJwt(body.credentialsToken)).toMatchObject({ run_id: rows[0]!.id, iat: created.getTime() / 1000, exp: created.getTime() / 1000 + 3600 });
+    expect(body.expiresInSeconds).toBe(3000);
   });
 
   it('spec 4.4: the same externalRunId on two agents is two runs', async () => {
@@ -98,7 +139,9 @@ describe('POST /api/agents/{agentId}/runs/register', () => {
     expect(answers.map((r) => r.statusCode)).toEqual(Array(50).fill(201));
     const ids = new Set(answers.map((r) => r.json().runId));
     expect(ids.size).toBe(1);
-    expect(answers.every((r) => typeof r.json().credentialsToken === 'string')).toBe(true);
+    // One run, one token: every answer carries the same one (spec part 5, issue 12).
+    expect(new Set(answers.map((r) => r.json().credentialsToken)).size).toBe(1);
+    expect(typeof answers[0]!.json().credentialsToken).toBe('string');
     expect(await runsOf(t, a.agent.id)).toHaveLength(1);
   });
 

@@ -193,6 +193,26 @@ describe('zone token', () => {
     expect(await verifyZoneToken(token, secret, later(300))).toEqual({ ok: false, reason: 'expired' });
   });
 
+  // Issue 12 finding 5: a holder of the zone secret could mint a token with any exp; the age counts from iat.
+  it('spec 8.5 / issue 12: a zone token older than 5 minutes by iat is expired whatever its exp says', async () => {
+    const claims = { iss: 'ars', aud: 'ars-zone', sub: USER, agent_id: 7, org_id: ORG };
+    const long = await signRaw({ ...claims, iat: nowSeconds, exp: nowSeconds + 86_400 });
+    expect((await verifyZoneToken(long, secret, later(300))).ok).toBe(true);
+    expect(await verifyZoneToken(long, secret, later(301))).toEqual({ ok: false, reason: 'expired' });
+    expect(await verifyZoneToken(long, secret, later(360))).toEqual({ ok: false, reason: 'expired' });
+    // No iat at all: refused.
+    expect(await verifyZoneToken(await signRaw({ ...claims, exp: nowSeconds + 300 }), secret, now)).toEqual({ ok: false, reason: 'invalid' });
+    // An iat in the future: 30 s of clock skew between instances, no more.
+    expect((await verifyZoneToken(await signRaw({ ...claims, iat: nowSeconds + 30, exp: nowSeconds + 330 }), secret, now)).ok).toBe(true);
+    expect(await verifyZoneToken(await signRaw({ ...claims, iat: nowSeconds + 31, exp: nowSeconds + 331 }), secret, now)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('spec 8.5 / issue 12: a credentials token older than 60 minutes by iat is expired whatever its exp says', async () => {
+    const long = await signRaw(credentialsClaims({ exp: nowSeconds + 86_400 }));
+    expect((await verifyCredentialsToken(long, secret, later(3600))).ok).toBe(true);
+    expect(await verifyCredentialsToken(long, secret, later(3601))).toEqual({ ok: false, reason: 'expired' });
+  });
+
   it('zones.md: a credentials token is refused as a zone token', async () => {
     const { token } = await credentials();
     expect(await verifyZoneToken(token, secret, now)).toEqual({ ok: false, reason: 'invalid' });

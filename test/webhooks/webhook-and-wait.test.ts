@@ -51,6 +51,24 @@ describe('spec 4.7 webhook-and-wait: responses', () => {
     expect(res.body).toBe('challenge-accepted');
   });
 
+  // Issue 12 finding 1: the agent's own CSP used to replace the sandbox on the wire.
+  it('issue 12: an HTML answer whose agent sets its own CSP (even "sandbox allow-same-origin") still carries the sandbox', async () => {
+    const a = await hookAgent({
+      json: {
+        webhookResponse: {
+          headers: { 'content-type': 'text/html', 'Content-Security-Policy': 'sandbox allow-scripts allow-same-origin', 'X-Content-Type-Options': 'off' },
+          body: '<script>fetch("/zones/1/app/")</script>',
+        },
+      },
+    });
+    const res = await t.app.inject({ method: 'POST', url: waitUrl(a.agent.id, a.webhookToken!), payload: {} });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html');
+    const policies = ([] as string[]).concat(res.headers['content-security-policy'] as string | string[]).flatMap((h) => h.split(',')).map((p) => p.trim());
+    expect(policies).toEqual(['sandbox', 'sandbox allow-scripts allow-same-origin']);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
   it('spec 4.7: a 5xx or 3xx status is never emitted; header injection attempts and forbidden headers are dropped', async () => {
     const a = await hookAgent({
       json: {

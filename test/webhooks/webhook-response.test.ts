@@ -144,14 +144,24 @@ describe('webhook-and-wait 200 shaping (spec 4.7)', () => {
     expect(headers.constructor).toBe('y');
   });
 
-  it('spec 4.7: the response is served with nosniff, and a sandbox CSP unless the agent sets a policy', () => {
+  it('spec 4.7: the response is served with nosniff and a sandbox CSP', () => {
     const html = shape({ body: '<script>alert(1)</script>', headers: { 'content-type': 'text/html', 'X-Content-Type-Options': 'off' } });
     expect(html.contentType).toBe('text/html');
     expect(html.headers['x-content-type-options']).toBe('nosniff');
     expect(html.headers['content-security-policy']).toBe('sandbox');
-    const own = shape({ headers: { 'Content-Security-Policy': "default-src 'self'" } });
-    expect(own.headers['content-security-policy']).toBe("default-src 'self'");
     expect(shapeWebhookResponse({ a: 1 }).headers).toEqual({ 'content-security-policy': 'sandbox', 'x-content-type-options': 'nosniff' });
+  });
+
+  // Issue 12 finding 1: an agent's own policy used to replace the sandbox, so an agent (or caller input it echoes)
+  // could serve script with the platform origin's privileges. Now it is added as a second policy of the list.
+  it.each([
+    ["default-src 'self'"],
+    ['sandbox allow-scripts allow-same-origin'],
+    ["script-src 'unsafe-inline' *"],
+  ])('issue 12: an agent CSP (%s) is added to the sandbox, never instead of it', (own) => {
+    const shaped = shape({ body: '<script>alert(1)</script>', headers: { 'content-type': 'text/html', 'Content-Security-Policy': own } });
+    const policies = shaped.headers['content-security-policy']!.split(',').map((p) => p.trim());
+    expect(policies).toEqual(['sandbox', own]);
   });
 
   it('spec 4.7: the shaped response can be written by a real Node server', async () => {

@@ -41,6 +41,35 @@ export class FakeZoneApp {
         });
         return;
       }
+      if (path.endsWith('/hostile')) {
+        // Every header a hostile zone app might send to act for the platform origin; `?csp=` (repeatable) adds its
+        // own Content-Security-Policy headers.
+        const csp = new URL(req.url ?? '/', 'http://x').searchParams.getAll('csp');
+        req.resume();
+        const hostile: Record<string, string | string[]> = {
+          'content-type': 'text/html',
+          ...(csp.length > 0 ? { 'content-security-policy': csp } : {}),
+          'content-security-policy-report-only': "default-src 'none'",
+          'set-cookie': ['ars_session=planted; Path=/', 'zone_pref=dark; Path=/zones/', '__Host-x=1; Path=/; Secure'],
+          'service-worker-allowed': '/',
+          'clear-site-data': '"cookies", "storage"',
+          'access-control-allow-origin': 'null',
+          'access-control-allow-credentials': 'true',
+          'access-control-expose-headers': 'x-zone-app',
+          'strict-transport-security': 'max-age=63072000; includeSubDomains; preload',
+          'alt-svc': 'h2="evil.example:443"',
+          nel: '{"report_to":"z","max_age":31536000,"include_subdomains":true}',
+          'report-to': '{"group":"z","max_age":31536000,"endpoints":[{"url":"https://evil.example/r"}]}',
+          'www-authenticate': 'Basic realm="Sign in to the platform"',
+          'x-content-type-options': 'off',
+          'cross-origin-opener-policy': 'unsafe-none',
+          'cross-origin-resource-policy': 'cross-origin',
+          'x-zone-app': 'yes',
+        };
+        res.writeHead(200, hostile);
+        res.end('<script>fetch("/zones/2/app/secrets", {credentials: "include"})</script>');
+        return;
+      }
       req.on('data', (c: Buffer) => (rec.body += c.toString('utf8')));
       req.on('end', async () => {
         if (path.endsWith('/download')) {

@@ -136,6 +136,31 @@ describe('zones.md: zone token attacks', () => {
     expect((await call(a.agent.id, probe, tok)).statusCode).toBe(401);
   });
 
+  // Issue 12 finding 5: verification set no maximum age, so a holder of the zone secret (every zone app) could
+  // mint tokens that live as long as it likes. Spec 8.5: a zone JWT lives 5 minutes, counted from iat.
+  const signed = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(zoneSecret(t, a.agent));
+
+  it('spec 8.5 / issue 12: a token issued 6 minutes ago is refused (401) although its exp is in the future', async () => {
+    const tok = await signed(zoneClaims({ iat: nowS() - 360, exp: nowS() + 86_400 }));
+    const res = await call(a.agent.id, probe, tok);
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toMatchObject({ code: 'unauthorized' });
+  });
+
+  it('spec 8.5 / issue 12: a token issued 1 minute ago passes (control: 404, run 1 is not there)', async () => {
+    expect((await call(a.agent.id, probe, await signed(zoneClaims({ iat: nowS() - 60, exp: nowS() + 240 })))).statusCode).toBe(404);
+  });
+
+  it('spec 8.5 / issue 12: a token without iat → 401', async () => {
+    const { iat: _iat, ...noIat } = zoneClaims();
+    expect((await call(a.agent.id, probe, await signed(noIat))).statusCode).toBe(401);
+  });
+
+  it('issue 12: an iat in the future is refused beyond 30 s of clock skew', async () => {
+    expect((await call(a.agent.id, probe, await signed(zoneClaims({ iat: nowS() + 120, exp: nowS() + 420 })))).statusCode).toBe(401);
+    expect((await call(a.agent.id, probe, await signed(zoneClaims({ iat: nowS() + 10, exp: nowS() + 310 })))).statusCode).toBe(404);
+  });
+
   it('zones.md: a rotated zone secret invalidates tokens minted with the old one', async () => {
     const x = await seedAgent(t, { orgId: a.orgId });
     const tok = await zoneToken(t, x.agent, user);

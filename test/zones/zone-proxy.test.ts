@@ -55,10 +55,10 @@ describe('zones.md: who passes the proxy', () => {
     expect(zone.requests).toHaveLength(1);
   });
 
-  it('zones.md: the session cookie signs a member in too; it is stripped, the zone app\'s own cookies go on', async () => {
+  it('zones.md: the session cookie signs a member in too; no cookie is forwarded (issue 12: they are all the platform\'s)', async () => {
     const res = await get('/page', { cookie: `zone_pref=dark; ars_session=${memberToken}; other=1` });
     expect(res.status).toBe(201);
-    expect(zone.requests[0]!.headers.cookie).toBe('zone_pref=dark; other=1');
+    expect(zone.requests[0]!.headers.cookie).toBeUndefined();
     expect(JSON.stringify(zone.requests[0]!.headers)).not.toContain(memberToken);
   });
 
@@ -137,13 +137,13 @@ describe('zones.md: what the zone app receives', () => {
     expect(h['x-forwarded-prefix']).toBe(`/zones/${a.agent.id}/app`);
   });
 
-  it('zones.md: the answer comes back with its status and headers; the zone app cannot plant ars_session; its hop-by-hop headers are dropped', async () => {
+  it('zones.md: the answer comes back with its status and headers; the zone app sets no cookie (issue 12); its hop-by-hop headers are dropped', async () => {
     const res = await get('/page');
     expect(res.status).toBe(201);
     expect(res.headers['x-zone-app']).toBe('yes');
     expect(res.headers['x-upstream-hop']).toBeUndefined();
-    const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
-    expect(cookies).toEqual(['zone_pref=dark; Path=/']);
+    // Neither ars_session nor any other cookie: a cookie set here would reach every zone app and the platform.
+    expect(res.headers['set-cookie']).toBeUndefined();
   });
 
   it('zones.md: methods and bodies pass through (POST JSON, PUT text)', async () => {

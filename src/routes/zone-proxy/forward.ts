@@ -1,16 +1,17 @@
 // Streams one request to the zone app and its answer back (zones.md) through the zone proxy client: bodies flow
 // through in both directions as they arrive (request body = the inbound socket stream, reply = undici's body
 // stream), never buffered.
-// The user's own credentials never leave: Authorization and the ars_session cookie are dropped, the zone JWT of
-// this request is the only credential sent on.
+// The user's own credentials never leave: Authorization and every cookie are dropped (all cookies here are the
+// platform origin's, since zone apps cannot set any), the zone JWT of this request is the only credential sent on.
+// The answer comes back sandboxed, without the headers a zone app may not send (response-headers.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
-import { SESSION_COOKIE, withoutSessionCookie } from '../../orgs/user-auth.ts';
 import type { ZoneProxyClient } from '../../zones/zone-proxy-client.ts';
+import { isDroppedZoneHeader, platformZoneHeaders } from './response-headers.ts';
 
 /** RFC 9110 §7.6.1 connection-specific headers, plus the non-standard ones proxies also drop. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-/** Inbound headers never forwarded: the user's credentials, a zone token the client made up, and what undici sets itself. */
+/** Inbound headers never forwarded: the user's credentials and cookies, a zone token the client made up, and what undici sets itself. */
 const NOT_FORWARDED = new Set(['host', 'authorization', 'cookie', 'x-zone-token', 'expect', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-prefix']);
 
 export function forwardedRequestHeaders(req: FastifyRequest, zoneToken: string, prefix: string): Record<string, string | string[]> {
@@ -20,8 +21,6 @@ export function forwardedRequestHeaders(req: FastifyRequest, zoneToken: string, 
     if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name) || NOT_FORWARDED.has(name)) continue;
     out[name] = value;
   }
-  const cookie = withoutSessionCookie(req.headers.cookie);
-  if (cookie) out.cookie = cookie;
   const xff = req.headers['x-forwarded-for'];
   out['x-forwarded-for'] = xff ? `${String(xff)}, ${req.ip}` : req.ip;
   out['x-forwarded-proto'] = req.protocol;
@@ -54,15 +53,10 @@ export async function forward(
   const listed = connectionListed(upstream.headers.connection);
   reply.code(upstream.statusCode);
   for (const [name, value] of Object.entries(upstream.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name)) continue;
-    if (name === 'set-cookie') {
-      // A zone app must not be able to plant or overwrite the platform's session cookie.
-      const kept = (Array.isArray(value) ? value : [value]).filter((c) => c.split('=')[0]!.trim() !== SESSION_COOKIE);
-      if (kept.length > 0) reply.header(name, kept);
-      continue;
-    }
-    reply.header(name, value);
+    if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name) || isDroppedZoneHeader(name)) continue;
+    if (name !== 'content-security-policy') reply.header(name, value);
   }
+  reply.headers(platformZoneHeaders(listed.has('content-security-policy') ? undefined : upstream.headers['content-security-policy']));
   return reply.send(upstream.body);
 }
 

@@ -1,10 +1,13 @@
 // ANY /zones/{agentId}/app/* → {zone_app_url}/* (zones.md "The proxy mints the zone JWT"). A signed-in user
 // (personal token as bearer, or the ars_session cookie) who is a member of the agent's organization passes; every
 // request carries a zone JWT minted for it alone. Bodies are streamed: this context parses nothing.
+// A request the session cookie signs in passes the CSRF check first (http/same-origin.ts); answers come back
+// sandboxed (response-headers.ts), and no zone app script can become a service worker of the platform origin.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
-import { userCredential } from '../../orgs/user-auth.ts';
+import { crossOriginRefusal, originOf } from '../../http/same-origin.ts';
+import { signsInByCookie, userCredential } from '../../orgs/user-auth.ts';
 import { passZoneProxy } from '../../zones/zone-proxy-access.ts';
 import { createZoneProxyClient, upstreamUrl } from '../../zones/zone-proxy-client.ts';
 import { forward, forwardedRequestHeaders } from './forward.ts';
@@ -18,10 +21,19 @@ export default async function zoneProxyRoutes(app: FastifyInstance): Promise<voi
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
 
+  const platformOrigin = originOf(app.ctx.config.publicUrl);
+
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { authorization, cookie } = req.headers;
+    if (signsInByCookie(authorization, cookie)) {
+      const refusal = crossOriginRefusal(req.method, req.headers, platformOrigin);
+      if (refusal) throw new ApiError('forbidden', refusal);
+    }
+    // Only a page of the platform origin could register one (an opaque-origin zone page cannot); never a zone app's script.
+    if (req.headers['service-worker'] !== undefined) throw new ApiError('forbidden', 'a zone app cannot provide a service worker');
     const rawUrl = req.raw.url ?? '';
     const match = PREFIX.exec(rawUrl);
-    const pass = await passZoneProxy(app.ctx, parseId(match?.[1]), userCredential(req.headers.authorization, req.headers.cookie));
+    const pass = await passZoneProxy(app.ctx, parseId(match?.[1]), userCredential(authorization, cookie));
     const target = upstreamUrl(pass.zoneAppUrl, rawUrl.slice(match![0].length));
     if (!target) throw new ApiError('invalid_body', 'path must not contain . or .. segments');
     return forward(client, req, reply, target, forwardedRequestHeaders(req, pass.zoneToken, `/zones/${pass.agentId}/app`));

@@ -1,0 +1,45 @@
+// What a zone app's answer may carry on the platform origin (decisions.md "Zone apps on the platform origin").
+// Every zone app is served from the platform's one origin, where the session cookie lives. So every answer gets
+// a sandbox the app cannot lift: our Content-Security-Policy header is sent beside the app's own (a browser
+// enforces every policy it gets, so another one can only narrow it), and it has no allow-same-origin, so the
+// app's page runs in an opaque origin: it can neither read the platform's cookie or storage nor make the
+// browser send the cookie on its requests (nor register a service worker). Headers that would act for the whole
+// origin rather than for this one answer are dropped.
+
+/**
+ * Scripts, forms, popups, dialogs and downloads work, in an opaque origin. No allow-same-origin, no top
+ * navigation. `frame-ancestors 'self'`: only the platform's own pages may frame a zone app (no clickjacking).
+ */
+export const ZONE_SANDBOX_CSP =
+  "sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads; frame-ancestors 'self'";
+
+/** Ours, whatever the app says (an app-sent header of the same name is dropped; the CSP is added to, not replaced). */
+const PLATFORM_HEADERS: Record<string, string> = {
+  'x-content-type-options': 'nosniff',
+  // A zone page opened from the platform's pages gets no handle on them (window.opener), and the other way round.
+  'cross-origin-opener-policy': 'same-origin',
+  // Other sites cannot embed a zone's answers (script, image) with the visitor's cookie.
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/**
+ * Never passed on from a zone app: cookies of the platform origin (any, not only the session's: a cookie set here
+ * is sent to every zone and to the platform), origin-wide state and policies (site data, transport security,
+ * alternative services, network error reporting), a wider service-worker scope, a browser login prompt on the
+ * platform's name, and our own headers above. `access-control-*` is refused as a prefix: a zone app must not open
+ * the platform origin to reads from other origins.
+ */
+const DROPPED = new Set([
+  'set-cookie', 'set-cookie2', 'clear-site-data', 'service-worker-allowed', 'strict-transport-security', 'alt-svc',
+  'nel', 'report-to', 'www-authenticate', ...Object.keys(PLATFORM_HEADERS),
+]);
+
+export function isDroppedZoneHeader(name: string): boolean {
+  return DROPPED.has(name) || name.startsWith('access-control-');
+}
+
+/** The headers every zone answer ends with; the app's own CSP (if any) follows ours. */
+export function platformZoneHeaders(appCsp: string | string[] | undefined): Record<string, string | string[]> {
+  const app = appCsp === undefined ? [] : Array.isArray(appCsp) ? appCsp : [appCsp];
+  return { ...PLATFORM_HEADERS, 'content-security-policy': [ZONE_SANDBOX_CSP, ...app] };
+}
