@@ -1,10 +1,11 @@
 // Seeds the bench's agents straight through SQL, as test/helpers/fixtures.ts does (same columns, same secret
 // helpers), but thousands at a time: one organization, one Trigger.dev runtime and one n8n runtime shared by
-// every agent, multi-row INSERTs of 500 agents each.
+// every agent, multi-row INSERTs of 500 agents each. Ids are reserved first: each secret is sealed for its row.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../src/storage/db.ts';
 import type { SecretBox } from '../src/lib/secrets.ts';
 import { newAgentSecrets } from '../src/agents/agent-secrets.ts';
+import { reserveId, sealedAt } from '../src/storage/sealed-columns.ts';
 import { DOWNLOAD_PATH, ECHO_PATH, TASK, type AgentKeys, type FakeUrls, type Seeded } from './types.ts';
 
 export interface SeedCounts {
@@ -20,10 +21,10 @@ interface AgentSpec {
   outputKind: 'json' | 'file_download';
 }
 
-const COLUMNS = `org_id, name, managed_by, status, runtime_id, target, allow_external_triggers, allow_webhook_triggers,
+const COLUMNS = `id, org_id, name, managed_by, status, runtime_id, target, allow_external_triggers, allow_webhook_triggers,
   output_kind, running_timeout_ms, poll_interval_s, default_input, zone_app_url,
   ingest_key_digest, agent_key_digest, agent_key_enc, webhook_token_digest, webhook_token_enc, zone_secret_enc, credentials_secret_enc`;
-const PER_ROW = 20;
+const PER_ROW = 21;
 const BATCH = 500;
 
 async function insertAgents(db: Db, box: SecretBox, orgId: string, spec: AgentSpec, count: number): Promise<AgentKeys[]> {
@@ -33,19 +34,21 @@ async function insertAgents(db: Db, box: SecretBox, orgId: string, spec: AgentSp
     const params: unknown[] = [];
     const plain: Array<{ ingestKey: string; agentKey: string }> = [];
     const tuples: string[] = [];
+    const { rows: ids } = await db.query<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('agents', 'id')) AS id FROM generate_series(1, $1)`, [n]);
     for (let i = 0; i < n; i++) {
-      const s = newAgentSecrets(box, false);
+      const id = ids[i]!.id;
+      const s = newAgentSecrets(box, id, false);
       const c = s.columns;
       plain.push({ ingestKey: s.plain.ingest_api_key, agentKey: s.plain.agent_api_key });
       const base = params.length;
       params.push(
-        orgId, `bench agent ${done + i}`, 'platform', 'active', spec.runtimeId, spec.target, true, false,
+        id, orgId, `bench agent ${done + i}`, 'platform', 'active', spec.runtimeId, spec.target, true, false,
         spec.outputKind, 7_200_000, 60, '{}', null,
         c.ingest_key_digest, c.agent_key_digest, c.agent_key_enc, c.webhook_token_digest, c.webhook_token_enc, c.zone_secret_enc, c.credentials_secret_enc,
       );
-      tuples.push(`(${Array.from({ length: PER_ROW }, (_, k) => `$${base + k + 1}${k === 11 ? '::jsonb' : ''}`).join(', ')})`);
+      tuples.push(`(${Array.from({ length: PER_ROW }, (_, k) => `$${base + k + 1}${k === 12 ? '::jsonb' : ''}`).join(', ')})`);
     }
-    const { rows } = await db.query<{ id: number }>(`INSERT INTO agents (${COLUMNS}) VALUES ${tuples.join(', ')} RETURNING id`, params);
+    const { rows } = await db.query<{ id: number }>(`INSERT INTO agents (${COLUMNS}) OVERRIDING SYSTEM VALUE VALUES ${tuples.join(', ')} RETURNING id`, params);
     rows.forEach((r, i) => out.push({ id: r.id, ...plain[i]! }));
   }
   return out;
@@ -55,11 +58,12 @@ export async function seedAgents(db: Db, box: SecretBox, fakes: FakeUrls, counts
   const orgId = randomUUID();
   await db.query('INSERT INTO organizations (id, name) VALUES ($1, $2)', [orgId, 'Bench']);
   const runtime = async (kind: 'task' | 'workflow', baseUrl: string, apiKey: string) => {
-    const { rows } = await db.query<{ id: number }>(
-      'INSERT INTO runtimes (org_id, name, kind, base_url, api_key_enc) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-      [orgId, `bench ${kind}`, kind, baseUrl, box.seal(apiKey)],
+    const id = await reserveId(db, 'runtimes');
+    await db.query(
+      'INSERT INTO runtimes (id, org_id, name, kind, base_url, api_key_enc) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6)',
+      [id, orgId, `bench ${kind}`, kind, baseUrl, box.seal(apiKey, sealedAt('runtimes', 'api_key_enc', id))],
     );
-    return rows[0]!.id;
+    return id;
   };
   const taskRt = await runtime('task', fakes.trigger, fakes.triggerSecret);
   const flowRt = await runtime('workflow', fakes.n8n, fakes.n8nApiKey);

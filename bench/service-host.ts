@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { singleKeyring } from '../src/lib/secrets.ts';
 import { createContext, stopContext, type AppContext } from '../src/context.ts';
 import { migrate } from '../src/storage/migrate.ts';
 import { openPGlite } from '../src/storage/pglite-db.ts';
@@ -65,7 +66,7 @@ serveParent({
     ctx = await createContext({
       config,
       db,
-      masterKey: Buffer.from(o.masterKey, 'base64'),
+      masterKeys: singleKeyring(Buffer.from(o.masterKey, 'base64')),
       adminToken: `bench_admin_${randomBytes(24).toString('hex')}`,
       runtimes: profiledRuntimes(createRuntimeRegistry(), profile),
     });

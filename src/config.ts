@@ -1,6 +1,7 @@
 // Configuration is parsed once, here, and fails fast naming every bad variable (house style 7).
 // Nothing else in src/ reads process.env.
 import path from 'node:path';
+import { DEFAULT_KEY_ID, KEY_ID_PATTERN, type Keyring, type MasterKey } from './lib/secrets.ts';
 
 export interface Config {
   port: number;
@@ -8,7 +9,8 @@ export interface Config {
   databaseUrl: string | null;
   dataDir: string;
   adminToken: string | null; // null: the embedded default generates one (see bootstrap)
-  masterKey: Buffer | null; // null: the embedded default generates one
+  /** The master keys by id and the one that seals; null: the embedded default generates one (bootstrap). */
+  masterKeys: Keyring | null;
   publicUrl: string;
   queuedTimeoutMs: number;
   sweepIntervalMs: number;
@@ -58,14 +60,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const adminToken = env.ARS_ADMIN_TOKEN || null;
   if (adminToken !== null && adminToken.length < 32) problems.push('ARS_ADMIN_TOKEN must be at least 32 characters');
 
-  let masterKey: Buffer | null = null;
-  if (env.ARS_MASTER_KEY) {
-    const key = Buffer.from(env.ARS_MASTER_KEY, 'base64');
-    if (key.length !== 32) problems.push('ARS_MASTER_KEY must be 32 bytes, base64-encoded');
-    else masterKey = key;
-  } else if (databaseUrl) {
-    problems.push('ARS_MASTER_KEY is required with DATABASE_URL (only the embedded default generates one)');
-  }
+  const masterKeys = masterKeysOf(env, problems);
+  if (!masterKeys && databaseUrl) problems.push('ARS_MASTER_KEY or ARS_MASTER_KEYS is required with DATABASE_URL (only the embedded default generates one)');
 
   const metricsToken = env.ARS_METRICS_TOKEN || null;
   if (metricsToken !== null && (metricsToken.length < 32 || /\s/.test(metricsToken))) {
@@ -93,7 +89,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     dataDir: path.resolve(env.ARS_DATA_DIR || './.ars-data'),
     adminToken,
-    masterKey,
+    masterKeys,
     publicUrl,
     queuedTimeoutMs: int('ARS_QUEUED_TIMEOUT_MS', 600_000, 1, 86_400_000),
     sweepIntervalMs: int('ARS_SWEEP_INTERVAL_MS', 5_000, 10, 3_600_000),
@@ -110,4 +106,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+const BASE64_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;
+
+/**
+ * ARS_MASTER_KEYS="id:base64key,…" (the first, or ARS_MASTER_KEY_ID, seals; the others only open), or the single
+ * ARS_MASTER_KEY under the id "default". Problems name the entry, never its key.
+ */
+function masterKeysOf(env: Record<string, string | undefined>, problems: string[]): Keyring | null {
+  const keyOf = (raw: string, name: string): Buffer | null => {
+    const key = BASE64_KEY.test(raw.trim()) ? Buffer.from(raw.trim(), 'base64') : null;
+    if (key?.length === 32) return key;
+    problems.push(`${name} must be 32 bytes, base64-encoded`);
+    return null;
+  };
+  if (env.ARS_MASTER_KEY && env.ARS_MASTER_KEYS) problems.push('set ARS_MASTER_KEY or ARS_MASTER_KEYS, not both');
+  if (env.ARS_MASTER_KEY_ID && !env.ARS_MASTER_KEYS) problems.push('ARS_MASTER_KEY_ID names one of ARS_MASTER_KEYS, which is not set');
+  if (env.ARS_MASTER_KEY) {
+    const key = keyOf(env.ARS_MASTER_KEY, 'ARS_MASTER_KEY');
+    return key ? { current: DEFAULT_KEY_ID, keys: [{ id: DEFAULT_KEY_ID, key }] } : null;
+  }
+  if (!env.ARS_MASTER_KEYS) return null;
+  const keys: MasterKey[] = [];
+  const entries = env.ARS_MASTER_KEYS.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
+    const colon = entry.indexOf(':');
+    const id = colon > 0 ? entry.slice(0, colon) : '';
+    const key = KEY_ID_PATTERN.test(id) ? keyOf(entry.slice(colon + 1), `ARS_MASTER_KEYS key "${id}"`) : null;
+    if (!KEY_ID_PATTERN.test(id)) problems.push(`ARS_MASTER_KEYS entry ${i + 1} must be <key id>:<base64 key>, the id 1 to 32 of A-Z a-z 0-9 _ -`);
+    else if (keys.some((k) => k.id === id)) problems.push(`ARS_MASTER_KEYS names key "${id}" twice`);
+    else if (key) keys.push({ id, key });
+  }
+  if (entries.length === 0) problems.push('ARS_MASTER_KEYS holds no key');
+  const current = env.ARS_MASTER_KEY_ID || entries[0]?.split(':')[0];
+  if (env.ARS_MASTER_KEY_ID && !entries.some((e) => e.split(':')[0] === current)) {
+    problems.push('ARS_MASTER_KEY_ID must name one of the keys of ARS_MASTER_KEYS');
+  }
+  return current && keys.some((k) => k.id === current) ? { current, keys } : null;
 }

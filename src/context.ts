@@ -7,7 +7,7 @@ import pino from 'pino';
 import type { Config } from './config.ts';
 import type { Db } from './storage/db.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
-import { SecretBox } from './lib/secrets.ts';
+import { SecretBox, type Keyring } from './lib/secrets.ts';
 import { SingleFlight } from './lib/single-flight.ts';
 import { AgentDirectory } from './agents/agent-directory.ts';
 import { DbRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.ts';
@@ -58,7 +58,8 @@ export interface AppContext {
 export interface ContextOptions {
   config: Config;
   db: Db;
-  masterKey: Buffer;
+  /** The master keys by id; `current` seals (decisions.md "Storage and secrets"). */
+  masterKeys: Keyring;
   adminToken: string;
   clock?: Clock;
   limiter?: RateLimiter;
@@ -71,7 +72,7 @@ export interface ContextOptions {
 export async function createContext(opts: ContextOptions): Promise<AppContext> {
   const log = createLogger(opts.config, opts.logStream);
   const clock = opts.clock ?? systemClock;
-  const secrets = new SecretBox(opts.masterKey);
+  const secrets = new SecretBox(opts.masterKeys);
   const agents = new AgentDirectory(opts.db, secrets);
   const runWatch = new RunWatch(opts.db);
   const deploymentId = await loadDeploymentId(opts.db);

@@ -24,10 +24,10 @@ async function main(): Promise<void> {
   let onDbError = (err: Error): void => console.error(`database connection error: ${err.message}`);
   const db = await openDb(config, (err) => onDbError(err));
   await migrate(db);
-  const ctx = await createContext({ config, db, masterKey: secrets.masterKey, adminToken: secrets.adminToken });
+  const ctx = await createContext({ config, db, masterKeys: secrets.masterKeys, adminToken: secrets.adminToken });
   onDbError = (err) => ctx.log.warn({ code: (err as { code?: unknown }).code, reason: err.message }, 'database connection error; reconnecting');
   const app = await buildApp(ctx);
-  if (secrets.generatedMasterKey) app.log.warn(`generated a master key in ${config.dataDir}/master.key: back it up; set ARS_MASTER_KEY in production`);
+  if (secrets.generatedMasterKey) app.log.warn(`generated a master key in ${config.dataDir}/master.key: back it up; set ARS_MASTER_KEY(S) in production`);
 
   const background = startBackgroundWork(app.ctx);
   await app.listen({ port: config.port, host: config.host });
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     // Printed once, on the start that generated it (admin-api.md). It is also in the data folder.
     console.log(`\nAdmin token (shown once; also in ${config.dataDir}/admin-token):\n  ${secrets.generatedAdminToken}\n`);
   }
-  app.log.info({ storage: db.driver, publicUrl: config.publicUrl }, 'agent run service ready');
+  app.log.info({ storage: db.driver, publicUrl: config.publicUrl, sealingKeyId: ctx.secrets.currentKeyId }, 'agent run service ready');
 
   let stopping = false;
   // SIGTERM drains (decisions.md "Shutdown"): stop accepting, answer held callers, let held runtime calls answer

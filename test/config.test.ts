@@ -32,3 +32,40 @@ describe('config: metrics and retention', () => {
     }
   });
 });
+
+describe('config: master keys (decisions.md "Storage and secrets")', () => {
+  const k1 = Buffer.alloc(32, 1).toString('base64');
+  const k2 = Buffer.alloc(32, 2).toString('base64url');
+
+  it('ARS_MASTER_KEY is one key under the id "default"; nothing configured leaves the embedded default to generate one', () => {
+    expect(loadConfig({ ARS_MASTER_KEY: k1 }).masterKeys).toEqual({ current: 'default', keys: [{ id: 'default', key: Buffer.alloc(32, 1) }] });
+    expect(loadConfig({}).masterKeys).toBeNull();
+  });
+
+  it('ARS_MASTER_KEYS: id:key pairs (base64 or base64url), the first seals unless ARS_MASTER_KEY_ID names another', () => {
+    const keys = [
+      { id: 'k2026', key: Buffer.alloc(32, 2) },
+      { id: 'default', key: Buffer.alloc(32, 1) },
+    ];
+    expect(loadConfig({ ARS_MASTER_KEYS: `k2026:${k2}, default:${k1}` }).masterKeys).toEqual({ current: 'k2026', keys });
+    expect(loadConfig({ ARS_MASTER_KEYS: `k2026:${k2},default:${k1}`, ARS_MASTER_KEY_ID: 'default' }).masterKeys).toEqual({ current: 'default', keys });
+  });
+
+  it('refuses, naming the variable and never echoing a key: bad or repeated entries, an unknown sealing id, both forms, none with DATABASE_URL', () => {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ ARS_MASTER_KEY: 'c2hvcnQ=' }, /ARS_MASTER_KEY must be 32 bytes/],
+      [{ ARS_MASTER_KEYS: k1 }, /ARS_MASTER_KEYS entry 1 must be <key id>:<base64 key>/],
+      [{ ARS_MASTER_KEYS: `a:${k1},a:${k2}` }, /names key "a" twice/],
+      [{ ARS_MASTER_KEYS: `a:${k1},b:${k1.slice(0, 20)}` }, /ARS_MASTER_KEYS key "b" must be 32 bytes/],
+      [{ ARS_MASTER_KEYS: `a:${k1}`, ARS_MASTER_KEY_ID: 'b' }, /ARS_MASTER_KEY_ID must name one of the keys/],
+      [{ ARS_MASTER_KEY_ID: 'a' }, /ARS_MASTER_KEY_ID names one of ARS_MASTER_KEYS, which is not set/],
+      [{ ARS_MASTER_KEY: k1, ARS_MASTER_KEYS: `a:${k2}` }, /not both/],
+      [{ DATABASE_URL: 'postgres://db/ars' }, /ARS_MASTER_KEY or ARS_MASTER_KEYS is required with DATABASE_URL/],
+    ];
+    for (const [env, expected] of cases) {
+      const found = problems(env);
+      expect(found.join('\n'), JSON.stringify(Object.keys(env))).toMatch(expected);
+      for (const p of found) for (const key of [k1, k2, k1.slice(0, 20)]) expect(p).not.toContain(key);
+    }
+  });
+});

@@ -6,12 +6,13 @@ import type { KeyKind } from '../lib/secrets.ts';
 import { findAgent, updateAgentColumns } from '../agents/agents-repo.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { rotatedSecret } from '../agents/agent-secrets.ts';
+import { sealedAt } from '../storage/sealed-columns.ts';
 
 export const KEY_KINDS: readonly KeyKind[] = ['ingest', 'agent', 'webhook', 'zone'];
 
 /** Rotating `webhook` on an agent that has no token yet creates one. Null: no such agent (nothing written). */
 export async function rotateAgentKey(ctx: AppContext, agentId: number, kind: KeyKind): Promise<{ kind: KeyKind; value: string } | null> {
-  const { value, columns } = rotatedSecret(ctx.secrets, kind);
+  const { value, columns } = rotatedSecret(ctx.secrets, agentId, kind);
   const now = ctx.clock.now();
   const found = await ctx.db.transaction(async (tx) => {
     const updated = await updateAgentColumns(tx, agentId, columns, now);
@@ -29,7 +30,7 @@ export async function revealWebhookToken(ctx: AppContext, agentId: number): Prom
   const agent = await findAgent(ctx.db, agentId);
   if (!agent) throw errors.notFound('agent');
   if (agent.webhook_token_enc === null) throw new ApiError('not_found', 'the agent has no webhook token; enabling allow_webhook_triggers creates one');
-  const token = ctx.secrets.open(agent.webhook_token_enc);
+  const token = ctx.secrets.open(agent.webhook_token_enc, sealedAt('agents', 'webhook_token_enc', agent.id));
   await appendAudit(ctx.db, { action: 'agent.webhook_token_revealed', agentId }, ctx.clock.now());
   return { webhook_token: token };
 }

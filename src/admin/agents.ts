@@ -3,7 +3,6 @@
 // instance are dropped at once (a paused agent stops triggering, a toggled-off agent stops accepting).
 import type { AppContext } from '../context.ts';
 import { errors } from '../errors.ts';
-import { digest, generateSecret } from '../lib/secrets.ts';
 import {
   findAgent,
   insertAgent,
@@ -17,7 +16,8 @@ import { appendAudit, type AuditEntry } from '../orgs/audit-repo.ts';
 import type { Queryable } from '../storage/db.ts';
 import { findOrg } from '../orgs/orgs-repo.ts';
 import { findRuntime } from '../runtimes/runtimes-repo.ts';
-import { newAgentSecrets } from '../agents/agent-secrets.ts';
+import { newAgentSecrets, rotatedSecret } from '../agents/agent-secrets.ts';
+import { reserveId } from '../storage/sealed-columns.ts';
 import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl, fieldsSet } from './validate.ts';
 
@@ -88,12 +88,13 @@ export async function createAgent(ctx: AppContext, body: CreateAgentBody): Promi
   const { org_id: _orgId, ...given } = withoutUndefined(body);
   const settings: AgentSettableColumns = { ...DEFAULTS, default_input: {}, ...given, name: body.name, managed_by: body.managed_by };
   await checkSettings(ctx.db, orgId, settings);
-  const secrets = newAgentSecrets(ctx.secrets, settings.allow_webhook_triggers);
   const now = ctx.clock.now();
-  const row = await ctx.db.transaction(async (tx) => {
-    const agent = await insertAgent(tx, orgId, { ...settings, ...secrets.columns }, now);
+  const { row, secrets } = await ctx.db.transaction(async (tx) => {
+    const id = await reserveId(tx, 'agents'); // the secrets are sealed for the row's id
+    const secrets = newAgentSecrets(ctx.secrets, id, settings.allow_webhook_triggers);
+    const agent = await insertAgent(tx, id, orgId, { ...settings, ...secrets.columns }, now);
     await appendAudit(tx, { action: 'agent.created', agentId: Number(agent.id), details: { managed_by: agent.managed_by } }, now);
-    return agent;
+    return { row: agent, secrets };
   });
   await ctx.agents.changed(Number(row.id));
   const { ingest_api_key, agent_api_key, zone_jwt_secret, webhook_token } = secrets.plain;
@@ -126,9 +127,9 @@ export async function updateAgent(ctx: AppContext, id: number, body: UpdateAgent
     const columns: Partial<AgentWritableColumns> = { ...patch };
     let webhookToken: string | null = null;
     if (patch.allow_webhook_triggers === true && current.webhook_token_digest === null) {
-      webhookToken = generateSecret('webhook');
-      columns.webhook_token_digest = digest(webhookToken);
-      columns.webhook_token_enc = ctx.secrets.seal(webhookToken);
+      const created = rotatedSecret(ctx.secrets, id, 'webhook');
+      webhookToken = created.value;
+      Object.assign(columns, created.columns);
     }
     const updated = (await updateAgentColumns(tx, id, columns, now))!;
     for (const entry of auditEntries(current, updated, fieldsSet(patch), webhookToken !== null)) await appendAudit(tx, entry, now);

@@ -8,6 +8,7 @@ import { findAgent } from '../agents/agents-repo.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import {
   ACTIVE_CONNECTION_INDEX,
+  connectionSecretAt,
   deleteConnection,
   findActiveConnectionByIntegration,
   findConnection,
@@ -84,7 +85,7 @@ export function connectionView(row: ConnectionRow, secrets: AppContext['secrets'
     created_at: isoOrNull(row.created_at)!,
     updated_at: isoOrNull(row.updated_at)!,
   };
-  const stored = secrets.openJson<Record<string, unknown>>(row.secret_enc);
+  const stored = secrets.openJson<Record<string, unknown>>(row.secret_enc, connectionSecretAt(row.id));
   const { required, optional } = FIELDS[row.type];
   for (const field of [...required, ...optional]) {
     if (field === 'expires_at') view.expires_at = isoOrNull(row.token_expires_at);
@@ -100,15 +101,16 @@ export async function createConnection(ctx: AppContext, agentId: number, body: C
   const tokenExpiresAt = body.expires_at === undefined || body.expires_at === null ? null : parseExpiresAt(body.expires_at);
   if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
   const now = ctx.clock.now();
+  const id = randomUUID();
   const row = await ctx.db.transaction(async (tx) => {
     const c = await insertConnectionOnce(
       tx,
       {
-        id: randomUUID(),
+        id,
         agentId,
         integrationId: body.integration_id,
         type: body.type,
-        secretEnc: ctx.secrets.sealJson(secret),
+        secretEnc: ctx.secrets.sealJson(secret, connectionSecretAt(id)),
         extras: body.extras ?? {},
         active: body.active ?? true,
         tokenExpiresAt,
@@ -152,7 +154,8 @@ export async function updateConnectionSettings(ctx: AppContext, id: string, body
       const patch: ConnectionPatchColumns = { active: body.active, extras: body.extras };
       const typeFields = fieldsSet(pick(body, ALL_TYPE_FIELDS));
       if (typeFields.some((f) => f !== 'expires_at')) {
-        patch.secret_enc = ctx.secrets.sealJson(secretFieldsOf(current.type, body, ctx.secrets.openJson(current.secret_enc)));
+        const at = connectionSecretAt(id);
+        patch.secret_enc = ctx.secrets.sealJson(secretFieldsOf(current.type, body, ctx.secrets.openJson(current.secret_enc, at)), at);
       }
       if (body.expires_at !== undefined) patch.token_expires_at = body.expires_at === null ? null : parseExpiresAt(body.expires_at);
       // A new access token without an expiry makes the stored expiry meaningless.

@@ -6,6 +6,7 @@ import type { RuntimeKind } from '../runtimes/runtime-adapter.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { findOrg } from '../orgs/orgs-repo.ts';
 import { findRuntime, insertRuntime, updateRuntime, type RuntimeColumns, type RuntimeRow } from '../runtimes/runtimes-repo.ts';
+import { reserveId, sealedAt } from '../storage/sealed-columns.ts';
 import { checkHttpUrl, fieldsSet } from './validate.ts';
 
 export interface RuntimeView {
@@ -48,20 +49,27 @@ export function runtimeView(row: RuntimeRow): RuntimeView {
   };
 }
 
+/** Null clears the secret. */
+function sealed(ctx: AppContext, id: number, column: 'api_key_enc' | 'alert_secret_enc', value: string | null | undefined): string | null {
+  return value ? ctx.secrets.seal(value, sealedAt('runtimes', column, id)) : null;
+}
+
 export async function createRuntime(ctx: AppContext, body: CreateRuntimeBody): Promise<RuntimeView> {
   checkHttpUrl('base_url', body.base_url);
   if (!(await findOrg(ctx.db, body.org_id.toLowerCase()))) throw errors.notFound('organization');
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
+    const id = await reserveId(tx, 'runtimes'); // the secrets are sealed for the row's id
     const rt = await insertRuntime(
       tx,
+      id,
       {
         org_id: body.org_id.toLowerCase(),
         name: body.name,
         kind: body.kind,
         base_url: body.base_url,
-        api_key_enc: body.api_key ? ctx.secrets.seal(body.api_key) : null,
-        alert_secret_enc: body.alert_secret ? ctx.secrets.seal(body.alert_secret) : null,
+        api_key_enc: sealed(ctx, id, 'api_key_enc', body.api_key),
+        alert_secret_enc: sealed(ctx, id, 'alert_secret_enc', body.alert_secret),
       },
       now,
     );
@@ -84,8 +92,8 @@ export async function updateRuntimeSettings(ctx: AppContext, id: number, body: U
   if (body.base_url !== undefined) checkHttpUrl('base_url', body.base_url);
   if (fieldsSet(body).length === 0) return getRuntime(ctx, id); // nothing to change, nothing to audit
   const patch: Partial<RuntimeColumns> = { name: body.name, base_url: body.base_url };
-  if (body.api_key !== undefined) patch.api_key_enc = body.api_key === null ? null : ctx.secrets.seal(body.api_key);
-  if (body.alert_secret !== undefined) patch.alert_secret_enc = body.alert_secret === null ? null : ctx.secrets.seal(body.alert_secret);
+  if (body.api_key !== undefined) patch.api_key_enc = sealed(ctx, id, 'api_key_enc', body.api_key);
+  if (body.alert_secret !== undefined) patch.alert_secret_enc = sealed(ctx, id, 'alert_secret_enc', body.alert_secret);
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const rt = await updateRuntime(tx, id, patch, now);

@@ -16,6 +16,7 @@ import {
 import { isoOrNull } from '../runs/run-view.ts';
 import { checkHttpUrl } from './validate.ts';
 import { isUuid } from '../lib/uuid.ts';
+import { sealedAt } from '../storage/sealed-columns.ts';
 
 export interface WebhookActionView {
   id: string;
@@ -50,12 +51,10 @@ export async function createWebhookAction(
   if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
   const signingSecret = generateSigningSecret();
   const now = ctx.clock.now();
+  const id = randomUUID();
+  const signingSecretEnc = ctx.secrets.seal(signingSecret, sealedAt('webhook_actions', 'signing_secret_enc', id));
   const row = await ctx.db.transaction(async (tx) => {
-    const action = await insertWebhookAction(
-      tx,
-      { id: randomUUID(), agentId, onState: body.on_state, url: body.url, signingSecretEnc: ctx.secrets.seal(signingSecret) },
-      now,
-    );
+    const action = await insertWebhookAction(tx, { id, agentId, onState: body.on_state, url: body.url, signingSecretEnc }, now);
     // The URL stays out of the audit log: some receivers put their own secret in it.
     await appendAudit(tx, { action: 'webhook_action.created', agentId, details: { webhook_action_id: action.id, on_state: action.on_state } }, now);
     return action;

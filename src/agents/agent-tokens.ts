@@ -5,11 +5,12 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from './agents-repo.ts';
 import { mintCredentialsToken, peekAgentId, verifyCredentialsToken, verifyZoneToken } from '../lib/jwt.ts';
+import { sealedAt } from '../storage/sealed-columns.ts';
 
 export type TokenCheck<T> = ({ ok: true } & T) | { ok: false; status: 401 | 403; reason: string };
 
 export function credentialsSecretOf(ctx: AppContext, agent: AgentRow): Buffer {
-  return Buffer.from(ctx.secrets.open(agent.credentials_secret_enc), 'utf8');
+  return Buffer.from(ctx.secrets.open(agent.credentials_secret_enc, sealedAt('agents', 'credentials_secret_enc', agent.id)), 'utf8');
 }
 
 /** Spec 5 / 8.5: the credentials token lives 60 minutes, minted once per run (at trigger or register). */
@@ -40,7 +41,7 @@ export async function runCredentialsToken(
 }
 
 export function zoneSecretOf(ctx: AppContext, agent: AgentRow): Buffer {
-  return Buffer.from(ctx.secrets.open(agent.zone_secret_enc), 'utf8');
+  return Buffer.from(ctx.secrets.open(agent.zone_secret_enc, sealedAt('agents', 'zone_secret_enc', agent.id)), 'utf8');
 }
 
 /** Spec 4.10: any unexpired credentials token issued for this agent; its run id is what the audit records. */

@@ -90,15 +90,16 @@ const WRITABLE: ReadonlyArray<keyof AgentWritableColumns> = [
 const cast = (col: keyof AgentWritableColumns): string => (col === 'default_input' ? '::jsonb' : '');
 const param = (col: keyof AgentWritableColumns, value: unknown): unknown => (col === 'default_input' ? JSON.stringify(value) : value);
 
-export async function insertAgent(q: Queryable, orgId: string, cols: AgentWritableColumns, now: Date): Promise<AgentRow> {
-  const params: unknown[] = [orgId, now];
-  const names = ['org_id', 'created_at', 'updated_at'];
-  const values = ['$1', '$2', '$2'];
+/** `id` comes from reserveId (sealed-columns.ts): the row's secrets are sealed for it before this INSERT. */
+export async function insertAgent(q: Queryable, id: number, orgId: string, cols: AgentWritableColumns, now: Date): Promise<AgentRow> {
+  const params: unknown[] = [id, orgId, now];
+  const names = ['id', 'org_id', 'created_at', 'updated_at'];
+  const values = ['$1', '$2', '$3', '$3'];
   for (const col of WRITABLE) {
     names.push(col);
     values.push(`$${params.push(param(col, cols[col]))}${cast(col)}`);
   }
-  const { rows } = await q.query<AgentRow>(`INSERT INTO agents (${names.join(', ')}) VALUES (${values.join(', ')}) RETURNING *`, params);
+  const { rows } = await q.query<AgentRow>(`INSERT INTO agents (${names.join(', ')}) OVERRIDING SYSTEM VALUE VALUES (${values.join(', ')}) RETURNING *`, params);
   return rows[0]!;
 }
 

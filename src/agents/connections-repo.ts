@@ -3,6 +3,8 @@
 // plain JSON because they are not secret.
 import type { Queryable } from '../storage/db.ts';
 import { isUuid } from '../lib/uuid.ts';
+import type { SealedAt } from '../lib/secrets.ts';
+import { sealedAt } from '../storage/sealed-columns.ts';
 
 export type ConnectionType = 'api_key' | 'basic_auth' | 'oauth';
 
@@ -32,6 +34,9 @@ export type OAuthSecret = {
 
 /** What secret_enc holds once opened with ctx.secrets.openJson, by the row's `type`. */
 export type ConnectionSecretFields = ApiKeySecret | BasicAuthSecret | OAuthSecret;
+
+/** The place secret_enc of connection `id` is sealed for. */
+export const connectionSecretAt = (id: string): SealedAt => sealedAt('connections', 'secret_enc', id);
 
 export interface ConnectionRow {
   id: string;

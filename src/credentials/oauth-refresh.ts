@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { AppContext } from '../context.ts';
-import { claimRefresh, findConnection, releaseRefresh, storeRefreshedToken, type ConnectionRow, type OAuthSecret } from '../agents/connections-repo.ts';
+import { claimRefresh, connectionSecretAt, findConnection, releaseRefresh, storeRefreshedToken, type ConnectionRow, type OAuthSecret } from '../agents/connections-repo.ts';
 import type { OutboundClient } from '../lib/safe-http.ts';
 import type { SingleFlight } from '../lib/single-flight.ts';
 import { ApiError, errors } from '../errors.ts';
@@ -44,10 +44,8 @@ export type OAuthRefreshes = SingleFlight<string, CurrentToken>;
  * upstream_failed when the provider refuses, 404 when the connection vanished or was deactivated meanwhile.
  */
 export async function currentOAuthToken(ctx: AppContext, conn: ConnectionRow): Promise<CurrentToken> {
-  const secret = ctx.secrets.openJson<OAuthSecret>(conn.secret_enc);
-  if (!needsRefresh(conn.token_expires_at, ctx.clock.now()) || !canRefresh(secret)) {
-    return { secret, expiresAt: conn.token_expires_at };
-  }
+  const stored = storedToken(ctx, conn);
+  if (!needsRefresh(stored.expiresAt, ctx.clock.now()) || !canRefresh(stored.secret)) return stored;
   return ctx.oauthRefreshes.run(conn.id, () => refreshOnce(ctx, conn.id));
 }
 
@@ -96,7 +94,7 @@ async function refreshClaimed(ctx: AppContext, row: ConnectionRow, lease: string
     token_type: tokens.token_type,
   };
   const expiresAt = typeof tokens.expires_in === 'number' ? new Date(now.getTime() + tokens.expires_in * 1000) : null;
-  const written = await storeRefreshedToken(ctx.db, connectionId, { lease, secretEnc: row.secret_enc }, { secretEnc: ctx.secrets.sealJson(next), expiresAt }, now);
+  const written = await storeRefreshedToken(ctx.db, connectionId, { lease, secretEnc: row.secret_enc }, { secretEnc: ctx.secrets.sealJson(next, connectionSecretAt(connectionId)), expiresAt }, now);
   if (!written) {
     // Changed under the claim (an admin's new token, a deactivation) or the lease ran out and another instance
     // took over: what is stored now wins, unless it is itself a token due for refresh.
@@ -111,7 +109,7 @@ async function refreshClaimed(ctx: AppContext, row: ConnectionRow, lease: string
 }
 
 function storedToken(ctx: AppContext, row: ConnectionRow): CurrentToken {
-  return { secret: ctx.secrets.openJson<OAuthSecret>(row.secret_enc), expiresAt: row.token_expires_at };
+  return { secret: ctx.secrets.openJson<OAuthSecret>(row.secret_enc, connectionSecretAt(row.id)), expiresAt: row.token_expires_at };
 }
 
 /** One refresh_token grant (RFC 6749 §6) through oauth4webapi. Every failure is a 502 without provider detail. */

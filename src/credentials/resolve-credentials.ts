@@ -4,6 +4,7 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import {
+  connectionSecretAt,
   findActiveConnectionByIntegration,
   findActiveConnectionOfAgent,
   type ApiKeySecret,
@@ -28,11 +29,11 @@ export async function resolveConnection(ctx: AppContext, conn: ConnectionRow): P
   const adminExtras = plainObject(conn.extras);
   switch (conn.type) {
     case 'api_key': {
-      const s = ctx.secrets.openJson<ApiKeySecret>(conn.secret_enc);
+      const s = ctx.secrets.openJson<ApiKeySecret>(conn.secret_enc, connectionSecretAt(conn.id));
       return { type: 'api_key', value: s.value, extras: { ...adminExtras } };
     }
     case 'basic_auth': {
-      const s = ctx.secrets.openJson<BasicAuthSecret>(conn.secret_enc);
+      const s = ctx.secrets.openJson<BasicAuthSecret>(conn.secret_enc, connectionSecretAt(conn.id));
       return { type: 'basic_auth', username: s.username, password: s.password, extras: { ...adminExtras } };
     }
     case 'oauth': {

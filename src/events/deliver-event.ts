@@ -8,6 +8,7 @@ import { markDelivered, markGivenUp, scheduleRetry } from './outbox-repo.ts';
 import type { RunRow } from '../runs/runs-repo.ts';
 import type { OutboundClient, OutboundResult } from '../lib/safe-http.ts';
 import { signWebhook } from './standard-webhooks.ts';
+import { sealedAt } from '../storage/sealed-columns.ts';
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
 export interface EventBody {
@@ -70,14 +71,14 @@ export async function deliverEvent(
   random: () => number = Math.random,
 ): Promise<DeliveryOutcome> {
   const lease = row.locked_until!;
-  if (row.action_url === null || row.action_secret_enc === null) {
+  if (row.action_url === null || row.action_secret_enc === null || row.webhook_action_id === null) {
     return settle(await markGivenUp(ctx.db, row.id, lease, now, 'webhook action no longer exists'), 'given_up');
   }
   let body: string;
   let headers: Record<string, string>;
   try {
     body = JSON.stringify(buildEventBody(ctx.config, row.event, row.snapshot));
-    headers = signWebhook({ id: row.message_id, timestamp: now, body, secret: ctx.secrets.open(row.action_secret_enc) });
+    headers = signWebhook({ id: row.message_id, timestamp: now, body, secret: ctx.secrets.open(row.action_secret_enc, sealedAt('webhook_actions', 'signing_secret_enc', row.webhook_action_id)) });
   } catch (err) {
     // A surprise (the master key changed?); retried on the normal schedule, since an operator can fix it.
     ctx.log.error({ err, outboxId: row.id }, 'webhook action event cannot be signed');

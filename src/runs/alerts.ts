@@ -9,6 +9,7 @@ import { transition } from './run-transitions.ts';
 import { recordAlertReceipt } from './alert-receipts-repo.ts';
 
 import { constantTimeEqual } from '../lib/secrets.ts';
+import { sealedAt } from '../storage/sealed-columns.ts';
 import { parseJson } from '../runtimes/http.ts';
 
 export interface InboundAlert {
@@ -43,7 +44,7 @@ export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert):
   const runtime = await findRuntime(ctx.db, alert.runtimeId);
   // An unknown runtime and a runtime without an alert secret look the same as a bad signature.
   if (!runtime?.alert_secret_enc) return { kind: 'unauthorized' };
-  const secret = ctx.secrets.open(runtime.alert_secret_enc);
+  const secret = ctx.secrets.open(runtime.alert_secret_enc, sealedAt('runtimes', 'alert_secret_enc', runtime.id));
   const authentic = runtime.kind === 'task' ? signatureMatches(alert.rawBody, secret, alert.signature) : alert.bearer !== null && constantTimeEqual(alert.bearer, secret);
   if (!authentic) return { kind: 'unauthorized' };
 

@@ -23,15 +23,17 @@ export interface RuntimeColumns {
 
 const UPDATABLE: ReadonlyArray<keyof RuntimeColumns> = ['name', 'base_url', 'api_key_enc', 'alert_secret_enc'];
 
+/** `id` comes from reserveId (sealed-columns.ts): the row's secrets are sealed for it before this INSERT. */
 export async function insertRuntime(
   q: Queryable,
+  id: number,
   r: RuntimeColumns & { org_id: string; kind: RuntimeKind },
   now: Date,
 ): Promise<RuntimeRow> {
   const { rows } = await q.query<RuntimeRow>(
-    `INSERT INTO runtimes (org_id, name, kind, base_url, api_key_enc, alert_secret_enc, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
-    [r.org_id, r.name, r.kind, r.base_url, r.api_key_enc, r.alert_secret_enc, now],
+    `INSERT INTO runtimes (id, org_id, name, kind, base_url, api_key_enc, alert_secret_enc, created_at, updated_at)
+     OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+    [id, r.org_id, r.name, r.kind, r.base_url, r.api_key_enc, r.alert_secret_enc, now],
   );
   return rows[0]!;
 }

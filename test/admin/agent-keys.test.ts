@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { secretMatches } from '../../src/lib/secrets.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import { auditActions, call, newAgent, ok } from './admin-helpers.ts';
 
 let t: TestApp;
@@ -36,7 +37,7 @@ describe('POST /agents/{id}/keys/{kind}/rotate', () => {
     expect(await t.ctx.agents.byAgentKey(old)).toBeNull();
     const row = (await t.ctx.agents.byAgentKey(value))!;
     expect(row.id).toBe(agent.id);
-    expect(t.ctx.secrets.open(row.agent_key_enc)).toBe(value);
+    expect(t.ctx.secrets.open(row.agent_key_enc, sealedAt('agents', 'agent_key_enc', row.id))).toBe(value);
   });
 
   it('spec 2.1: rotating the webhook token replaces it; the reveal shows the new one', async () => {
@@ -54,7 +55,7 @@ describe('POST /agents/{id}/keys/{kind}/rotate', () => {
     const { kind, value } = await ok(t, 200, 'POST', `/agents/${agent.id}/keys/zone/rotate`);
     expect(kind).toBe('zone');
     const row = (await t.ctx.agents.get(agent.id))!;
-    expect(t.ctx.secrets.open(row.zone_secret_enc)).toBe(value);
+    expect(t.ctx.secrets.open(row.zone_secret_enc, sealedAt('agents', 'zone_secret_enc', row.id))).toBe(value);
     expect(value).not.toBe(agent.zone_jwt_secret);
   });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
 import { secretMatches } from '../../src/lib/secrets.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import { auditActions, call, expectInvalid, newAgent, newOrg, newRuntime, ok } from './admin-helpers.ts';
 
 let t: TestApp;
@@ -48,7 +49,7 @@ describe('POST /agents', () => {
     const row = (await t.ctx.agents.get(body.id))!;
     expect(secretMatches(body.ingest_api_key, row.ingest_key_digest)).toBe(true);
     expect(secretMatches(body.agent_api_key, row.agent_key_digest)).toBe(true);
-    expect(t.ctx.secrets.open(row.zone_secret_enc)).toBe(body.zone_jwt_secret);
+    expect(t.ctx.secrets.open(row.zone_secret_enc, sealedAt('agents', 'zone_secret_enc', row.id))).toBe(body.zone_jwt_secret);
   });
 
   it('admin-api.md: every field can be set at creation; webhook triggers enabled at creation return the webhook token', async () => {

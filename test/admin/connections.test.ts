@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
-import { activeConnectionIds } from '../../src/agents/connections-repo.ts';
+import { activeConnectionIds, connectionSecretAt } from '../../src/agents/connections-repo.ts';
 import { auditActions, call, expectInvalid, newAgent, ok } from './admin-helpers.ts';
 
 let t: TestApp;
@@ -18,7 +18,7 @@ async function stored(id: string) {
     [id],
   );
   const row = rows[0]!;
-  return { ...row, secret: t.ctx.secrets.openJson<Record<string, unknown>>(row.secret_enc) };
+  return { ...row, secret: t.ctx.secrets.openJson<Record<string, unknown>>(row.secret_enc, connectionSecretAt(id)) };
 }
 
 const SECRETS = {

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import { auditActions, call, expectInvalid, newOrg, ok } from './admin-helpers.ts';
 
 let t: TestApp;
@@ -37,8 +38,8 @@ describe('runtimes', () => {
     // Sealed at rest, readable by the service.
     const { rows } = await t.db.query<{ api_key_enc: string; alert_secret_enc: string }>('SELECT * FROM runtimes WHERE id = $1', [body.id]);
     expect(rows[0]!.api_key_enc).not.toContain(API_KEY);
-    expect(t.ctx.secrets.open(rows[0]!.api_key_enc)).toBe(API_KEY);
-    expect(t.ctx.secrets.open(rows[0]!.alert_secret_enc)).toBe(ALERT);
+    expect(t.ctx.secrets.open(rows[0]!.api_key_enc, sealedAt('runtimes', 'api_key_enc', body.id))).toBe(API_KEY);
+    expect(t.ctx.secrets.open(rows[0]!.alert_secret_enc, sealedAt('runtimes', 'alert_secret_enc', body.id))).toBe(ALERT);
     const read = await ok(t, 200, 'GET', `/runtimes/${body.id}`);
     expect(read).toEqual(body);
     const seen = JSON.stringify([read, await auditActions(t)]) + t.logs.join('');

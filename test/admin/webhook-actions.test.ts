@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import { signWebhook, verifyWebhook } from '../../src/events/standard-webhooks.ts';
 import { auditActions, call, expectInvalid, newAgent, ok } from './admin-helpers.ts';
 
@@ -17,7 +18,7 @@ describe('webhook actions', () => {
     const body = await ok(t, 201, 'POST', `/agents/${agent.id}/webhook-actions`, { on_state: 'completed', url: 'https://hooks.example.test/done?x=1' });
     expect(body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), on_state: 'completed', url: 'https://hooks.example.test/done?x=1', signing_secret: expect.stringMatching(/^whsec_/) });
     const { rows } = await t.db.query<{ signing_secret_enc: string }>('SELECT signing_secret_enc FROM webhook_actions WHERE id = $1', [body.id]);
-    const secret = t.ctx.secrets.open(rows[0]!.signing_secret_enc);
+    const secret = t.ctx.secrets.open(rows[0]!.signing_secret_enc, sealedAt('webhook_actions', 'signing_secret_enc', body.id));
     expect(secret).toBe(body.signing_secret);
     const headers = signWebhook({ id: 'msg_1', timestamp: new Date(), body: '{}', secret });
     expect(verifyWebhook(headers, '{}', body.signing_secret, new Date())).toBe(true);

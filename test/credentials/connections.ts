@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { mintCredentialsToken, mintZoneToken } from '../../src/lib/jwt.ts';
 import type { AgentRow } from '../../src/agents/agents-repo.ts';
+import { connectionSecretAt } from '../../src/agents/connections-repo.ts';
+import { credentialsSecretOf, zoneSecretOf } from '../../src/agents/agent-tokens.ts';
 import type { TestApp } from '../helpers/test-app.ts';
 
 export interface SeedConnection {
@@ -19,7 +21,7 @@ export async function seedConnection(t: TestApp, agentId: number, c: SeedConnect
   await t.db.query(
     `INSERT INTO connections (id, agent_id, integration_id, type, secret_enc, extras, active, token_expires_at)
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`,
-    [id, agentId, c.integrationId ?? `int-${id.slice(0, 8)}`, c.type, t.ctx.secrets.sealJson(c.secret), JSON.stringify(c.extras ?? {}), c.active ?? true, c.expiresAt ?? null],
+    [id, agentId, c.integrationId ?? `int-${id.slice(0, 8)}`, c.type, t.ctx.secrets.sealJson(c.secret, connectionSecretAt(id)), JSON.stringify(c.extras ?? {}), c.active ?? true, c.expiresAt ?? null],
   );
   await t.ctx.agents.changed(agentId); // as the admin API does: the connection map is cached per agent
   return id;
@@ -30,15 +32,15 @@ export async function readSecret<T = Record<string, unknown>>(t: TestApp, connec
     'SELECT secret_enc, token_expires_at FROM connections WHERE id = $1',
     [connectionId],
   );
-  return { secret: t.ctx.secrets.openJson<T>(rows[0]!.secret_enc), expiresAt: rows[0]!.token_expires_at };
+  return { secret: t.ctx.secrets.openJson<T>(rows[0]!.secret_enc, connectionSecretAt(connectionId)), expiresAt: rows[0]!.token_expires_at };
 }
 
 export function credentialsSecret(t: TestApp, agent: AgentRow): Buffer {
-  return Buffer.from(t.ctx.secrets.open(agent.credentials_secret_enc), 'utf8');
+  return credentialsSecretOf(t.ctx, agent);
 }
 
 export function zoneSecret(t: TestApp, agent: AgentRow): Buffer {
-  return Buffer.from(t.ctx.secrets.open(agent.zone_secret_enc), 'utf8');
+  return zoneSecretOf(t.ctx, agent);
 }
 
 export async function credentialsToken(t: TestApp, agent: AgentRow, runId = 1, now = new Date()): Promise<string> {

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { onPostgres } from '../helpers/test-db.ts';
+import { connectionSecretAt } from '../../src/agents/connections-repo.ts';
 import { credentialsToken, readSecret, seedConnection } from './connections.ts';
 import { FakeOAuthServer } from './fake-oauth-server.ts';
 
@@ -246,7 +247,7 @@ describe('spec 4.10: OAuth refresh', () => {
     const pending = resolveWith(t.app, id);
     await new Promise((r) => setTimeout(r, 300));
     // The other instance stores its token and ends its claim.
-    const fresh = t.ctx.secrets.sealJson(oauthSecret({ access_token: 'stored-by-the-other-instance' }));
+    const fresh = t.ctx.secrets.sealJson(oauthSecret({ access_token: 'stored-by-the-other-instance' }), connectionSecretAt(id));
     await t.db.query(
       "UPDATE connections SET secret_enc = $2, token_expires_at = now() + interval '1 hour', refresh_lease = NULL, refresh_lease_until = NULL WHERE id = $1",
       [id, fresh],

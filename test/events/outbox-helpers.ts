@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { TestApp } from '../helpers/test-app.ts';
 import { generateSigningSecret } from '../../src/events/standard-webhooks.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition, type RunPatch } from '../../src/runs/run-transitions.ts';
 import type { RunStatus } from '../../src/runs/run-states.ts';
@@ -70,7 +71,7 @@ export async function seedWebhookAction(t: TestApp, agentId: number, onState: st
     agentId,
     onState,
     url,
-    t.ctx.secrets.seal(secret),
+    t.ctx.secrets.seal(secret, sealedAt('webhook_actions', 'signing_secret_enc', id)),
   ]);
   return { id, secret };
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestApp } from './test-app.ts';
 import type { AgentRow } from '../../src/agents/agents-repo.ts';
 import { newAgentSecrets } from '../../src/agents/agent-secrets.ts';
+import { reserveId, sealedAt } from '../../src/storage/sealed-columns.ts';
 
 export interface SeededAgent {
   agent: AgentRow;
@@ -53,23 +54,33 @@ export async function seedRuntime(
   rt: { kind: 'workflow' | 'task'; baseUrl: string; apiKey?: string | null; alertSecret?: string | null },
 ): Promise<number> {
   const box = t.ctx.secrets;
-  const { rows } = await t.db.query<{ id: number }>(
-    'INSERT INTO runtimes (org_id, name, kind, base_url, api_key_enc, alert_secret_enc) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
-    [orgId, `${rt.kind} runtime`, rt.kind, rt.baseUrl, rt.apiKey ? box.seal(rt.apiKey) : null, rt.alertSecret ? box.seal(rt.alertSecret) : null],
+  const id = await reserveId(t.db, 'runtimes');
+  await t.db.query(
+    'INSERT INTO runtimes (id, org_id, name, kind, base_url, api_key_enc, alert_secret_enc) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [
+      id,
+      orgId,
+      `${rt.kind} runtime`,
+      rt.kind,
+      rt.baseUrl,
+      rt.apiKey ? box.seal(rt.apiKey, sealedAt('runtimes', 'api_key_enc', id)) : null,
+      rt.alertSecret ? box.seal(rt.alertSecret, sealedAt('runtimes', 'alert_secret_enc', id)) : null,
+    ],
   );
-  return rows[0]!.id;
+  return id;
 }
 
 export async function seedAgent(t: TestApp, o: AgentOverrides = {}): Promise<SeededAgent> {
   const orgId = o.orgId ?? (await seedOrg(t));
   const runtimeId = o.runtime ? await seedRuntime(t, orgId, o.runtime) : null;
-  const secrets = newAgentSecrets(t.ctx.secrets, o.allow_webhook_triggers ?? false);
+  const id = await reserveId(t.db, 'agents');
+  const secrets = newAgentSecrets(t.ctx.secrets, id, o.allow_webhook_triggers ?? false);
   const c = secrets.columns;
   const { rows } = await t.db.query<AgentRow>(
-    `INSERT INTO agents (org_id, name, managed_by, status, runtime_id, target, allow_external_triggers, allow_webhook_triggers,
+    `INSERT INTO agents (id, org_id, name, managed_by, status, runtime_id, target, allow_external_triggers, allow_webhook_triggers,
        output_kind, running_timeout_ms, poll_interval_s, default_input, zone_app_url,
        ingest_key_digest, agent_key_digest, agent_key_enc, webhook_token_digest, webhook_token_enc, zone_secret_enc, credentials_secret_enc)
-     VALUES ($1, 'test agent', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING *`,
+     OVERRIDING SYSTEM VALUE VALUES ($20, $1, 'test agent', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING *`,
     [
       orgId,
       o.managed_by ?? 'platform',
@@ -90,6 +101,7 @@ export async function seedAgent(t: TestApp, o: AgentOverrides = {}): Promise<See
       c.webhook_token_enc,
       c.zone_secret_enc,
       c.credentials_secret_enc,
+      id,
     ],
   );
   const p = secrets.plain;

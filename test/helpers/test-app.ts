@@ -1,5 +1,6 @@
 // Builds the real app on a test database. `logs` collects every log line so tests can scan them for secrets.
 import { randomBytes } from 'node:crypto';
+import { singleKeyring } from '../../src/lib/secrets.ts';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
@@ -49,7 +50,7 @@ async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
   const ctx = await createContext({
     config,
     db,
-    masterKey,
+    masterKeys: singleKeyring(masterKey),
     adminToken: ADMIN_TOKEN,
     clock: opts.clock,
     limiter: opts.limiter,

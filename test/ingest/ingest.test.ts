@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows, readRun, seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import { bigObject, expectError, hostileBodies, permissiveLimiter, runsOf } from '../runtime-api/support.ts';
 
 const T0 = new Date('2030-02-01T12:00:00.000Z');
@@ -222,10 +223,11 @@ describe('POST /api/agents/{agentId}/runs/ingest', () => {
 
   it('spec 6: an ingested completion queues the agent\'s completed webhook action once, however often it is repeated', async () => {
     const a = await standalone();
+    const actionId = randomUUID();
     await t.db.query(`INSERT INTO webhook_actions (id, agent_id, on_state, url, signing_secret_enc) VALUES ($1, $2, 'completed', 'https://hooks.example.test/x', $3)`, [
-      randomUUID(),
+      actionId,
       a.agent.id,
-      t.ctx.secrets.seal('whsec'),
+      t.ctx.secrets.seal('whsec', sealedAt('webhook_actions', 'signing_secret_enc', actionId)),
     ]);
     const r = await ingest(a, { externalRunId: 'hooked', status: 'completed', output: { ok: true } });
     await ingest(a, { externalRunId: 'hooked', status: 'completed', output: { ok: true } });

@@ -4,6 +4,7 @@ import { countRows, readRun, seedAgent, seedOrg, seedUser, type SeededAgent } fr
 import { ManualClock } from '../../src/lib/clock.ts';
 import { decodeJwt } from 'jose';
 import { verifyCredentialsToken } from '../../src/lib/jwt.ts';
+import { credentialsSecretOf } from '../../src/agents/agent-tokens.ts';
 import { bigObject, expectError, hostileBodies, permissiveLimiter, runsOf, seedConnection } from '../runtime-api/support.ts';
 
 const clock = new ManualClock(new Date('2030-01-01T10:00:00.000Z'));
@@ -16,7 +17,7 @@ afterAll(() => t.close());
 const url = (a: SeededAgent) => `/api/agents/${a.agent.id}/runs/register`;
 const register = (a: SeededAgent, payload: unknown, headers: Record<string, string> = a.ingestAuth) =>
   t.app.inject({ method: 'POST', url: url(a), headers, payload: payload as object });
-const secretOf = (a: SeededAgent) => Buffer.from(t.ctx.secrets.open(a.agent.credentials_secret_enc), 'utf8');
+const secretOf = (a: SeededAgent) => credentialsSecretOf(t.ctx, a.agent);
 
 describe('POST /api/agents/{agentId}/runs/register', () => {
   it('spec 4.4 / part 3: creates a running run with no queued step and answers 201 {runId} alone without connections', async () => {

@@ -8,6 +8,7 @@ import { TriggerDevFake, TRIGGER_API_VERSION } from '../fakes/trigger-dev-fake.t
 import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { verifyCredentialsToken } from '../../src/lib/jwt.ts';
+import { credentialsSecretOf } from '../../src/agents/agent-tokens.ts';
 import { triggerRun } from '../../src/runs/trigger-run.ts';
 
 let t: TestApp;
@@ -75,7 +76,7 @@ describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
     expect(call.rawBody).not.toContain(a.agentKey);
     expect(call.rawBody).not.toContain(a.ingestKey);
 
-    const secret = Buffer.from(t.ctx.secrets.open(a.agent.credentials_secret_enc), 'utf8');
+    const secret = credentialsSecretOf(t.ctx, a.agent);
     const verified = await verifyCredentialsToken(sent.payload.credentialsToken as string, secret, new Date());
     expect(verified).toEqual({ ok: true, agentId: a.agent.id, runId: body.runId });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { readRun, seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import type { RunStatus } from '../../src/runs/run-states.ts';
 import { bigObject, expectError, permissiveLimiter, seedRun } from './support.ts';
 
@@ -263,10 +264,11 @@ describe('POST /api/runs/{runId}/callback', () => {
 
   it('spec 6: a completion queues the agent\'s completed webhook action', async () => {
     const a = await seedAgent(t, { runtime: { kind: 'task', baseUrl: 'http://127.0.0.1:9' } });
+    const actionId = randomUUID();
     await t.db.query(`INSERT INTO webhook_actions (id, agent_id, on_state, url, signing_secret_enc) VALUES ($1, $2, 'completed', 'https://hooks.example.test/x', $3)`, [
-      randomUUID(),
+      actionId,
       a.agent.id,
-      t.ctx.secrets.seal('whsec'),
+      t.ctx.secrets.seal('whsec', sealedAt('webhook_actions', 'signing_secret_enc', actionId)),
     ]);
     const runId = await runIn('running', a);
     expectEmpty200(await callback(runId, { type: 'output', complete: true, output: { v: 1 } }, a.agentAuth));

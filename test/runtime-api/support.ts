@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers/test-app.ts';
 import type { RateLimiter } from '../../src/rate-limits/rate-limiter.ts';
 import { findRun, insertRun, type RunRow } from '../../src/runs/runs-repo.ts';
+import { connectionSecretAt } from '../../src/agents/connections-repo.ts';
 import type { RunStatus } from '../../src/runs/run-states.ts';
 
 /** For tests that are not about rate limits: the callback bucket (20/min per agent) would otherwise bite. */
@@ -53,7 +54,7 @@ export async function seedConnection(t: TestApp, agentId: number, integrationId:
   const id = randomUUID();
   await t.db.query(
     `INSERT INTO connections (id, agent_id, integration_id, type, secret_enc, active) VALUES ($1, $2, $3, 'api_key', $4, $5)`,
-    [id, agentId, integrationId, t.ctx.secrets.sealJson({ value: 'sk-test' }), active],
+    [id, agentId, integrationId, t.ctx.secrets.sealJson({ value: 'sk-test' }, connectionSecretAt(id)), active],
   );
   await t.ctx.agents.changed(agentId); // as the admin API does: the connection map is cached per agent
   return id;

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintZoneToken } from '../../src/lib/jwt.ts';
+import { sealedAt } from '../../src/storage/sealed-columns.ts';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { credentialsToken, zoneSecret, zoneToken } from '../credentials/connections.ts';
@@ -165,7 +166,7 @@ describe('zones.md: zone token attacks', () => {
     const x = await seedAgent(t, { orgId: a.orgId });
     const tok = await zoneToken(t, x.agent, user);
     expect((await call(x.agent.id, probe, tok)).statusCode).toBe(404);
-    await t.db.query('UPDATE agents SET zone_secret_enc = $2 WHERE id = $1', [x.agent.id, t.ctx.secrets.seal(`ars_zone_${randomBytes(32).toString('base64url')}`)]);
+    await t.db.query('UPDATE agents SET zone_secret_enc = $2 WHERE id = $1', [x.agent.id, t.ctx.secrets.seal(`ars_zone_${randomBytes(32).toString('base64url')}`, sealedAt('agents', 'zone_secret_enc', x.agent.id))]);
     await t.ctx.agents.changed(x.agent.id);
     expect((await call(x.agent.id, probe, tok)).statusCode).toBe(401);
   });
