@@ -208,5 +208,5 @@ describe('npm run reseal on the embedded default (PGlite and its generated maste
     } finally {
       await db.close();
     }
-  }, 60_000);
+  }, 120_000); // a child process and two PGlite opens: slow on a loaded machine
 });
