@@ -5,7 +5,7 @@ import type {
   RuntimeFailure, RuntimeLogEntry, StreamStart, TaskPayload, WaitpointState,
 } from './runtime-adapter.ts';
 import { wirePayload } from './runtime-adapter.ts';
-import { fail, joinUrl, RuntimeHttp, runtimeMessage, type ApiResponse } from './http.ts';
+import { fail, joinUrl, RuntimeHttp, runtimeMessage, unbuildableUrl, type ApiResponse } from './http.ts';
 import type { RuntimeCallName } from './runtime-calls.ts';
 
 /** Without it Trigger.dev answers the legacy status vocabulary, with no WAITING or DEQUEUED (⚠ runtimes.md). */
@@ -187,7 +187,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   ): Promise<Outcome<ApiResponse>> {
     if (!runtime.apiKey) return fail('rejected', `${what}: the runtime has no secret key`);
     const url = joinUrl(runtime.baseUrl, ...segments);
-    if (!url) return fail('rejected', `${what}: invalid base URL`);
+    if (!url) return fail('rejected', unbuildableUrl(what));
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const headers = { authorization: `Bearer ${runtime.apiKey}`, 'x-trigger-api-version': TRIGGER_API_VERSION };
     const res = await this.#http.call({ method, url, headers, json, what });
