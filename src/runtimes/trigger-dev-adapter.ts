@@ -37,6 +37,7 @@ const STATUS_REASON: Record<string, string> = {
 
 interface TriggerRun {
   id?: string;
+  taskIdentifier?: string;
   status?: string;
   output?: unknown;
   outputPresignedUrl?: string;
@@ -99,6 +100,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     if (status === 'failed') {
       error = run.error?.message?.slice(0, 500) || run.error?.name || STATUS_REASON[word] || `Run ended with status ${word}`;
     }
+    const task = run.taskIdentifier;
     return {
       ok: true,
       value: {
@@ -110,6 +112,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
         // Wall clock; Trigger.dev's durationMs is compute time only (⚠ runtimes.md).
         durationMs: startedAt && finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
         runtimeStatus: word,
+        owner: typeof task === 'string' && task !== '' ? { taskIdentifier: task } : null,
       },
     };
   }
