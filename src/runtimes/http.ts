@@ -112,11 +112,19 @@ export class RuntimeHttp {
   }
 
   /** One API round trip, read whole (up to maxJsonBytes). Expected failures come back as values. */
-  async call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
-    if (!this.#metrics) return this.#roundTrip(req);
+  call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
+    return this.measured(req.what, () => this.#roundTrip(req));
+  }
+
+  /**
+   * Records one runtime call's duration and outcome under `what`, however it was made: through `call`, or through
+   * the SSRF-guarded client (a presigned output URL the runtime handed us).
+   */
+  async measured<T extends { status: number }>(what: RuntimeCallName, exchange: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
+    if (!this.#metrics) return exchange();
     const started = performance.now();
-    const res = await this.#roundTrip(req);
-    const { runtime, operation } = RUNTIME_CALLS[req.what];
+    const res = await exchange();
+    const { runtime, operation } = RUNTIME_CALLS[what];
     const outcome = !res.ok ? res.failure.kind : res.value.status >= 200 && res.value.status < 300 ? 'ok' : 'http_error';
     this.#metrics.runtimeCall(runtime, operation, outcome, (performance.now() - started) / 1000);
     return res;
