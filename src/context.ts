@@ -33,7 +33,10 @@ export interface AppContext {
   limiter: RateLimiter;
   runWatch: RunWatch;
   runtimes: RuntimeRegistry;
-  /** The SSRF-guarded client for every tenant- or runtime-supplied URL (webhook actions, OAuth token endpoints). */
+  /**
+   * The SSRF-guarded client for every tenant- or runtime-supplied URL (webhook actions, OAuth token endpoints,
+   * Trigger.dev's presigned outputs: the runtime registry gets this one).
+   */
   outbound: OutboundClient;
   /** The platform-admin bearer for /api/admin (admin-api.md). */
   adminToken: string;
@@ -93,6 +96,8 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
   };
   await agents.start();
   await runWatch.start();
+  // One guarded client for every tenant- or runtime-supplied URL, the runtimes' presigned outputs included.
+  const outbound = createOutboundClient({ allowHosts: opts.config.outboundAllowHosts });
   return {
     config: opts.config,
     db: opts.db,
@@ -101,8 +106,8 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
     agents,
     limiter: opts.limiter ?? new DbRateLimiter(opts.db, clock, onLimiterError, { countsRideOnWrites: true }),
     runWatch,
-    runtimes: opts.runtimes ?? createRuntimeRegistry({ http: { metrics } }),
-    outbound: createOutboundClient({ allowHosts: opts.config.outboundAllowHosts }),
+    runtimes: opts.runtimes ?? createRuntimeRegistry({ http: { metrics }, outbound }),
+    outbound,
     adminToken: opts.adminToken,
     log,
     deploymentId,

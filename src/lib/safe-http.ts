@@ -1,5 +1,5 @@
 // The one outbound HTTP client for URLs a tenant or a runtime supplied (decisions.md "One way per job"): webhook
-// actions use `post`, OAuth token endpoints `fetch` (oauth4webapi's customFetch). Every connection goes through
+// actions use `post`, OAuth token endpoints and Trigger.dev's presigned output URLs `fetch`. Every connection goes through
 // the SSRF guard (outbound-guard.ts); redirects are never followed; one timer bounds DNS, connect, headers and body;
 // the bytes read from an answer are bounded. One client per service instance (ctx.outbound), closed with it.
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -36,6 +36,10 @@ export interface OutboundFetchInit {
   body?: string | URLSearchParams | null;
   /** Ends the exchange earlier than the client's own timeout. */
   signal?: AbortSignal | null;
+  /** This call's bound on DNS, connect, headers and body together, instead of the client's own timeout. */
+  timeoutMs?: number;
+  /** This call's ceiling on the answer's bytes, instead of the client's maxResponseBytes (a runtime's output). */
+  maxResponseBytes?: number;
 }
 
 export interface OutboundClientOptions {
@@ -95,7 +99,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   async function guardedFetch(url: string, init: OutboundFetchInit = {}): Promise<Response> {
     const target = parseTarget(url);
     if (typeof target === 'string') throw new TypeError(`outbound fetch refused: ${target}`);
-    const deadline = AbortSignal.timeout(timeoutMs);
+    const deadline = AbortSignal.timeout(init.timeoutMs ?? timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     try {
       const res = await undiciFetch(target, {
@@ -106,7 +110,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
         redirect: 'manual',
         dispatcher: agent,
       });
-      const bytes = await readAtMost(res.body, maxResponseBytes);
+      const bytes = await readAtMost(res.body, init.maxResponseBytes ?? maxResponseBytes);
       const headers = new Headers([...res.headers]);
       // The body was decoded and is re-framed: the original length and encoding no longer describe it.
       headers.delete('content-length');

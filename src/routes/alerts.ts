@@ -26,6 +26,9 @@ export default async function alertRoutes(app: FastifyInstance): Promise<void> {
         throw errors.unauthorized('unknown runtime or invalid alert signature');
       case 'invalid':
         throw new ApiError('invalid_body', outcome.message);
+      case 'unverified':
+        // Nothing was applied or remembered: a sender that retries (Trigger.dev does) gets it handled then.
+        throw new ApiError('upstream_failed', outcome.message);
       case 'applied':
       case 'already_terminal':
         return { received: true, outcome: outcome.kind, runId: outcome.runId };

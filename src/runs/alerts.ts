@@ -4,9 +4,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { findRuntime } from '../runtimes/runtimes-repo.ts';
-import { findRunIdByRuntimeExternalId } from './runs-repo.ts';
+import { findRunsByRuntimeExternalId } from './runs-repo.ts';
 import { transition } from './run-transitions.ts';
 import { recordAlertReceipt } from './alert-receipts-repo.ts';
+import { belongsTo } from './run-ownership.ts';
+import type { RemoteOwner } from '../runtimes/runtime-adapter.ts';
 
 import { constantTimeEqual } from '../lib/secrets.ts';
 import { sealedAt } from '../storage/sealed-columns.ts';
@@ -27,6 +29,8 @@ export type AlertOutcome =
   | { kind: 'duplicate' }
   | { kind: 'ignored'; reason: string }
   | { kind: 'unknown_run'; externalRunId: string }
+  /** The runtime did not answer whose run it is: nothing applied or remembered, so a resend is handled anew. */
+  | { kind: 'unverified'; message: string }
   | { kind: 'applied' | 'already_terminal'; runId: number };
 
 /** What an alert says, whichever runtime sent it. */
@@ -35,6 +39,8 @@ interface ParsedAlert {
   externalRunId: string;
   to: 'failed' | 'cancelled';
   error: string;
+  /** The task the alert names (Trigger.dev); null when the alert does not say (n8n names no webhook path). */
+  owner: RemoteOwner | null;
 }
 
 const MAX_ERROR_CHARS = 500;
@@ -53,19 +59,51 @@ export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert):
   const parsed = runtime.kind === 'task' ? parseTriggerDevAlert(body.value) : parseN8nAlert(body.value);
   if ('kind' in parsed) return parsed;
 
+  // Issue 12: an alert ends only the runs of agents whose own task or workflow the runtime run ran, never a run
+  // registered under another agent's id (run-ownership.ts, the check every poll makes).
+  const tracking = await findRunsByRuntimeExternalId(ctx.db, runtime.id, parsed.externalRunId);
+  let owner = parsed.owner;
+  if (tracking.length > 0 && owner === null) {
+    const read = await ownerAtRuntime(ctx, runtime.id, parsed.externalRunId);
+    if ('unverified' in read) return { kind: 'unverified', message: read.unverified };
+    owner = read.owner;
+  }
+  const owned = tracking.filter((r) => belongsTo(r.target, owner));
+
   const now = ctx.clock.now();
+  const applied: number[] = [];
   const outcome = await ctx.db.transaction(async (tx): Promise<AlertOutcome> => {
-    // The receipt and the transition commit together: a delivery that fails half-way is not remembered.
+    applied.length = 0;
+    // The receipt and the transitions commit together: a delivery that fails half-way is not remembered.
     if (!(await recordAlertReceipt(tx, runtime.id, parsed.alertId, now))) return { kind: 'duplicate' };
-    const runId = await findRunIdByRuntimeExternalId(tx, runtime.id, parsed.externalRunId);
-    if (runId === null) return { kind: 'unknown_run', externalRunId: parsed.externalRunId };
-    const result = await transition(tx, runId, 'terminal', parsed.to, now, { error: parsed.error });
-    return { kind: result.kind === 'applied' ? 'applied' : 'already_terminal', runId };
+    if (tracking.length === 0) return { kind: 'unknown_run', externalRunId: parsed.externalRunId };
+    if (owned.length === 0) return { kind: 'ignored', reason: 'the runtime run belongs to another task or workflow than the agents that track it' };
+    // Usually one run; two agents on one target may both track the same runtime run, and both end with it.
+    for (const run of owned) {
+      if ((await transition(tx, run.id, 'terminal', parsed.to, now, { error: parsed.error })).kind === 'applied') applied.push(run.id);
+    }
+    return applied.length > 0 ? { kind: 'applied', runId: applied[0]! } : { kind: 'already_terminal', runId: owned[0]!.id };
   });
-  if (outcome.kind === 'applied') ctx.runWatch.publish(outcome.runId, parsed.to);
-  if (outcome.kind === 'applied') ctx.metrics.entered('alert', parsed.to);
+  for (const runId of outcome.kind === 'applied' ? applied : []) {
+    ctx.runWatch.publish(runId, parsed.to);
+    ctx.metrics.entered('alert', parsed.to);
+  }
   if (outcome.kind === 'unknown_run') ctx.log.warn({ runtimeId: runtime.id, externalRunId: parsed.externalRunId }, 'runtime alert for an unknown run ignored');
+  if (outcome.kind === 'ignored' && tracking.length > 0) ctx.log.warn({ runtimeId: runtime.id, runIds: tracking.map((r) => r.id) }, `runtime alert not applied: ${outcome.reason}`);
   return outcome;
+}
+
+/**
+ * Whose run it is, read at the runtime (n8n: the execution's workflow graph). A runtime that cannot tell (no API
+ * key, no such execution) leaves the owner unknown: no run is ended. One that did not answer is `unverified`.
+ */
+async function ownerAtRuntime(ctx: AppContext, runtimeId: number, externalRunId: string): Promise<{ owner: RemoteOwner | null } | { unverified: string }> {
+  const runtime = await ctx.agents.runtime(runtimeId);
+  if (!runtime) return { owner: null };
+  const res = await ctx.runtimes.get(runtime.kind).fetchStatus(runtime, externalRunId);
+  if (res.ok) return { owner: res.value.owner };
+  ctx.log.warn({ runtimeId, failure: res.failure.kind }, `runtime alert: whose run it is could not be read: ${res.failure.message}`);
+  return res.failure.retryable ? { unverified: `the runtime could not confirm whose run it is: ${res.failure.message}` } : { owner: null };
 }
 
 /** Lowercase hex HMAC-SHA256 of the raw body keyed by the alert secret (runtimes.md), compared in constant time. */
@@ -83,8 +121,9 @@ interface TriggerAlertError {
 interface TriggerAlertBody {
   id?: unknown;
   type?: unknown;
-  object?: { run?: { id?: unknown; status?: unknown; error?: TriggerAlertError } };
-  /** Legacy ("v1") channels: no id, no type, no object; the run and its error at the top. */
+  object?: { task?: { id?: unknown }; run?: { id?: unknown; status?: unknown; error?: TriggerAlertError } };
+  /** Legacy ("v1") channels: no id, no type, no object; the task, the run and its error at the top. */
+  task?: { id?: unknown };
   run?: { id?: unknown };
   error?: TriggerAlertError;
 }
@@ -99,7 +138,7 @@ function parseTriggerDevAlert(value: object): ParsedAlert | AlertOutcome {
     const runId = body.run.id;
     if (typeof runId !== 'string' || runId === '') return { kind: 'invalid', message: 'run.id is required' };
     const message = textOf(body.error?.message) ?? textOf(body.error?.name) ?? 'Run failed in the runtime';
-    return { alertId: `run:${runId}`, externalRunId: runId, to: 'failed', error: message };
+    return { alertId: `run:${runId}`, externalRunId: runId, to: 'failed', error: message, owner: taskOwner(body.task?.id) };
   }
   if (body.type !== undefined && body.type !== 'alert.run.failed') return { kind: 'ignored', reason: `alert type ${String(body.type)} is not about a run failure` };
   const run = body.object?.run;
@@ -109,7 +148,7 @@ function parseTriggerDevAlert(value: object): ParsedAlert | AlertOutcome {
   // Trigger.dev sends no alert for CANCELED; should one ever come, the run is cancelled, not failed.
   const to = status === 'CANCELED' ? 'cancelled' : 'failed';
   const message = textOf(run.error?.message) ?? textOf(run.error?.name) ?? `Run ended with status ${status} in the runtime`;
-  return { alertId: body.id, externalRunId: run.id, to, error: message };
+  return { alertId: body.id, externalRunId: run.id, to, error: message, owner: taskOwner(body.object?.task?.id) };
 }
 
 interface N8nAlertBody {
@@ -122,7 +161,13 @@ function parseN8nAlert(value: object): ParsedAlert | AlertOutcome {
   const id = typeof ex?.id === 'number' ? String(ex.id) : ex?.id;
   if (typeof id !== 'string' || id === '') return { kind: 'invalid', message: 'execution.id is required' };
   const message = textOf(ex?.error?.message) ?? 'Workflow execution failed in the runtime';
-  return { alertId: `execution:${id}`, externalRunId: id, to: 'failed', error: message };
+  // `workflow.id` alone does not say which path the workflow serves: the execution is read for that.
+  return { alertId: `execution:${id}`, externalRunId: id, to: 'failed', error: message, owner: null };
+}
+
+/** The task identifier an alert names (`task.id`), as the owner of its run. */
+function taskOwner(id: unknown): RemoteOwner | null {
+  return typeof id === 'string' && id !== '' ? { taskIdentifier: id } : null;
 }
 
 function textOf(v: unknown): string | null {

@@ -10,9 +10,11 @@ import type { TransitionPath } from '../metrics/metrics.ts';
 import type { TerminalStatus } from './run-states.ts';
 import { outputsOf } from './run-output.ts';
 import { RUNNING_TIMEOUT_REASON } from './timeout-reasons.ts';
+import { foreignRunReason } from './run-ownership.ts';
 
 export type PollOutcome =
   | { kind: 'terminal'; result: TransitionResult }
+  | { kind: 'foreign'; result: TransitionResult } // the runtime run is another task's or workflow's: failed, nothing applied
   | { kind: 'started'; result: TransitionResult }
   | { kind: 'timed_out'; result: TransitionResult }
   | { kind: 'unchanged'; remote: string }
@@ -63,6 +65,13 @@ export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: R
 async function moveByRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus): Promise<PollOutcome> {
   const { run } = due;
   const now = ctx.clock.now();
+  // Issue 12: the runtime's answer counts only for a run of the agent's own task or workflow. Any other one (an
+  // id registered for another agent's run) fails this run, and none of its status or output is taken.
+  const foreign = foreignRunReason(due.target, remote.owner, run.external_run_id ?? '');
+  if (foreign) {
+    ctx.log.warn({ runId: run.id, runtimeId: due.runtimeId }, `status poll: ${foreign}`);
+    return { kind: 'foreign', result: await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: foreign }) };
+  }
   switch (remote.status) {
     case 'completed':
     case 'failed':

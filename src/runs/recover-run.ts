@@ -9,6 +9,7 @@ import { adoptFoundRun, claimLostRuns, dropLease, type LostRun } from './run-lea
 import { applyRemoteStatus, type PollOutcome } from './poll-run.ts';
 import { transition } from './run-transitions.ts';
 import { noteUnrecordedExternalId } from './start-run.ts';
+import { belongsTo } from './run-ownership.ts';
 
 /** Claimed per statement, and looked up at once at most. */
 const BATCH = 20;
@@ -29,6 +30,7 @@ export const HELD_CALL_LOST_NOTE =
 
 export type RecoveryOutcome =
   | { kind: 'adopted'; externalRunId: string; outcome: PollOutcome }
+  | { kind: 'foreign'; outcome: PollOutcome } // found, but another task's or workflow's run: failed, not adopted
   | { kind: 'not_found' } // looked at again after RECOVERY_RETRY_MS
   | { kind: 'never_arrived' } // a task run failed: its trigger never reached the runtime
   | { kind: 'unavailable'; message: string } // the runtime did not answer usefully; looked again later
@@ -82,16 +84,24 @@ export async function recoverRun(ctx: AppContext, lost: LostRun): Promise<Recove
     return { kind: 'not_found' };
   }
 
-  // The poller follows the run by its id from here, unless the record below already ends it.
-  const nextPollAt = new Date(now.getTime() + lost.pollIntervalS * 1000);
-  const note = adapter.supportsSyncInvoke ? HELD_CALL_LOST_NOTE : null;
-  const adopted = await adoptFoundRun(ctx.db, run.id, { externalRunId: found.externalRunId, note, nextPollAt }, now);
-  noteUnrecordedExternalId(ctx, { id: run.id, external_run_id: adopted?.external_run_id ?? null }, found.externalRunId);
-  const due = { run, runtimeId: lost.runtimeId, runningTimeoutMs: lost.runningTimeoutMs, pollIntervalS: lost.pollIntervalS };
+  // The payload match found our own run, but its record is used only if it also ran the agent's task or workflow
+  // (the same check as every poll, run-ownership.ts): a foreign one is never adopted, and the run fails instead.
+  const foreign = !belongsTo(lost.target, found.remote.owner);
+  if (!foreign) {
+    // The poller follows the run by its id from here, unless the record below already ends it.
+    const nextPollAt = new Date(now.getTime() + lost.pollIntervalS * 1000);
+    const note = adapter.supportsSyncInvoke ? HELD_CALL_LOST_NOTE : null;
+    const adopted = await adoptFoundRun(ctx.db, run.id, { externalRunId: found.externalRunId, note, nextPollAt }, now);
+    noteUnrecordedExternalId(ctx, { id: run.id, external_run_id: adopted?.external_run_id ?? null }, found.externalRunId);
+  }
+  const due = {
+    run: { ...run, external_run_id: found.externalRunId }, runtimeId: lost.runtimeId, target: lost.target,
+    runningTimeoutMs: lost.runningTimeoutMs, pollIntervalS: lost.pollIntervalS,
+  };
   const outcome = await applyRemoteStatus(ctx, due, found.remote, 'recovery');
   if ('result' in outcome && outcome.result.kind === 'applied') ctx.runWatch.publishRun(outcome.result.run);
   ctx.log.info({ runId: run.id, remote: found.remote.runtimeStatus ?? found.remote.status, outcome: outcome.kind }, 'run recovered from its runtime');
-  return { kind: 'adopted', externalRunId: found.externalRunId, outcome };
+  return foreign ? { kind: 'foreign', outcome } : { kind: 'adopted', externalRunId: found.externalRunId, outcome };
 }
 
 /** By the runtime's id when the run has one, otherwise by what its payload carried. */

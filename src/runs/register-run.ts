@@ -44,8 +44,10 @@ export async function registerRun(ctx: AppContext, agent: AgentRow, req: Registe
     metadata: req.metadata ?? {},
     createdBy,
     // The external run id is the runtime's own (spec 2.2), so the run is polled like a triggered one: that is how
-    // it ends when no callback comes, and how the running timeout reaches it (spec part 3).
-    nextPollAt: new Date(now.getTime() + agent.poll_interval_s * 1000),
+    // it ends when no callback comes, and how the running timeout reaches it (spec part 3). The first poll is due
+    // at once: it is where the id is checked to be a run of this agent's own task or workflow (issue 12; a run of
+    // another is failed there, decisions.md "Register, ingest and callback"), without making /register wait.
+    nextPollAt: now,
   });
   if (created) ctx.metrics.entered('ingest', run.status); // spec part 3: (none) → running
 

@@ -6,10 +6,11 @@ import { transition } from './run-transitions.ts';
 import { noteRuntime } from './run-leases.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { isTerminal } from './run-states.ts';
-import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
+import type { Outcome, RemoteStatus, RuntimeConnection, RuntimeFailure } from '../runtimes/runtime-adapter.ts';
+import { foreignRunReason } from './run-ownership.ts';
 
 /** What became of the cancel at the runtime; recorded in the audit entry. */
-export type RuntimeCancel = 'cancelled' | 'failed' | 'not_supported' | 'not_found' | 'not_started_there';
+export type RuntimeCancel = 'cancelled' | 'failed' | 'not_supported' | 'not_found' | 'not_started_there' | 'not_owned';
 
 export type CancelResult =
   | { kind: 'cancelled'; run: RunRow; runtimeCancel: RuntimeCancel }
@@ -26,6 +27,7 @@ const CANCEL_NOTES: Partial<Record<RuntimeCancel, string>> = {
   failed: 'The runtime did not confirm the cancel: the work may have run on there.',
   not_supported: 'The runtime cannot stop a run (n8n before its stop route, early 2026): the work may have run on there to its end.',
   not_found: 'The runtime showed no record of this run when it was cancelled: if it got there later, the work may have run on.',
+  not_owned: "The runtime run belongs to another task or workflow than this agent's: it was not cancelled there, only this record was.",
 };
 
 /**
@@ -46,7 +48,7 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
   const heldHere = ctx.heldCalls.abort(runId, 'cancel');
   // Only a run this service started carries our payload at the runtime, so only such a run can be looked up.
   const startedHere = run.source !== 'ingest' && run.source !== 'register';
-  const atRuntime = runtime ? await cancelAtRuntime(ctx, runtime, run, startedHere ? (agent?.target ?? null) : null) : null;
+  const atRuntime = runtime ? await cancelAtRuntime(ctx, runtime, run, agent?.target ?? null, startedHere) : null;
   let runtimeCancel: RuntimeCancel = atRuntime?.outcome ?? 'not_started_there';
   if (heldHere && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
 
@@ -75,26 +77,43 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
   return { kind: 'cancelled', run: row, runtimeCancel };
 }
 
-/** Stops the run at its runtime: by its external id, or, for one that has none yet, by looking it up first. */
+/**
+ * Stops the run at its runtime: by its external id, or, for one that has none yet, by looking it up first (only a
+ * run started here carries our payload). Only a runtime run of the agent's own task or workflow is ever stopped
+ * (issue 12): the run is read first, and one of another is left alone (`not_owned`).
+ */
 async function cancelAtRuntime(
-  ctx: AppContext, runtime: RuntimeConnection, run: RunRow, target: string | null,
+  ctx: AppContext, runtime: RuntimeConnection, run: RunRow, target: string | null, lookUp: boolean,
 ): Promise<{ outcome: RuntimeCancel; externalRunId: string | null }> {
   const adapter = ctx.runtimes.get(runtime.kind);
   let externalRunId = run.external_run_id;
-  if (!externalRunId && target) {
+  let remote: Outcome<RemoteStatus> | null = null;
+  if (!externalRunId && target && lookUp) {
     const found = await adapter.findRun(runtime, target, { runId: Number(run.id), deploymentId: ctx.deploymentId, createdAt: new Date(run.created_at) });
-    if (!found.ok) {
-      ctx.log.warn({ runId: run.id, failure: found.failure.kind }, `cancel: looking the run up at the runtime failed: ${found.failure.message}`);
-      return { outcome: found.failure.kind === 'not_supported' ? 'not_supported' : 'failed', externalRunId: null };
-    }
+    if (!found.ok) return failedAtRuntime(ctx, run, found.failure, 'looking the run up at the runtime');
     if (!found.value) return { outcome: 'not_found', externalRunId: null };
     externalRunId = found.value.externalRunId;
+    remote = { ok: true, value: found.value.remote };
   }
   if (!externalRunId) return { outcome: 'not_started_there', externalRunId: null };
+  remote ??= await adapter.fetchStatus(runtime, externalRunId);
+  // A run the runtime does not know (404) was not found there; any other failure leaves its owner unknown.
+  if (!remote.ok) return failedAtRuntime(ctx, run, remote.failure, 'reading the run at the runtime', remote.failure.httpStatus === 404);
+  const foreign = foreignRunReason(target, remote.value.owner, externalRunId);
+  if (foreign) {
+    ctx.log.warn({ runId: run.id }, `cancel: not cancelled at the runtime: ${foreign}`);
+    return { outcome: 'not_owned', externalRunId: null };
+  }
   const res = await adapter.cancel(runtime, externalRunId);
-  if (!res.ok) ctx.log.warn({ runId: run.id, failure: res.failure.kind }, `cancel at the runtime failed: ${res.failure.message}`);
-  const outcome: RuntimeCancel = res.ok ? 'cancelled' : res.failure.kind === 'not_supported' ? 'not_supported' : 'failed';
-  return { outcome, externalRunId: run.external_run_id ? null : externalRunId };
+  if (!res.ok) return failedAtRuntime(ctx, run, res.failure, 'cancel at the runtime');
+  return { outcome: 'cancelled', externalRunId: run.external_run_id ? null : externalRunId };
+}
+
+function failedAtRuntime(
+  ctx: AppContext, run: RunRow, failure: RuntimeFailure, step: string, notFound = false,
+): { outcome: RuntimeCancel; externalRunId: null } {
+  ctx.log.warn({ runId: run.id, failure: failure.kind }, `cancel: ${step} failed: ${failure.message}`);
+  return { outcome: failure.kind === 'not_supported' ? 'not_supported' : notFound ? 'not_found' : 'failed', externalRunId: null };
 }
 
 export type LogsResult = { kind: 'ok'; logs: unknown[] } | { kind: 'upstream_failed'; message: string; runId: number } | { kind: 'not_found' };

@@ -131,15 +131,14 @@ export async function findRunByExternalId(q: Queryable, agentId: number, externa
   return rows[0] ?? null;
 }
 
-/** The run a runtime knows as `externalRunId`, among the runs of agents on that runtime (alerts). */
-export async function findRunIdByRuntimeExternalId(q: Queryable, runtimeId: number, externalRunId: string): Promise<number | null> {
-  const { rows } = await q.query<{ id: number }>(
-    `SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
-     WHERE a.runtime_id = $1 AND r.external_run_id = $2
-     ORDER BY r.id DESC LIMIT 1`,
+/** The runs a runtime knows as `externalRunId` (one per agent at most), with their agent's target (alerts). */
+export async function findRunsByRuntimeExternalId(q: Queryable, runtimeId: number, externalRunId: string): Promise<Array<{ id: number; target: string | null }>> {
+  const { rows } = await q.query<{ id: number; target: string | null }>(
+    `SELECT r.id, a.target FROM runs r JOIN agents a ON a.id = r.agent_id
+     WHERE a.runtime_id = $1 AND r.external_run_id = $2 ORDER BY r.id LIMIT 100`,
     [runtimeId, externalRunId],
   );
-  return rows[0]?.id ?? null;
+  return rows;
 }
 
 /** Synchronous waits' backstop: which of these runs are terminal now (one statement for every waiter). */
@@ -252,12 +251,13 @@ export type PolledRun = Pick<RunRow, 'id' | 'status' | 'started_at' | 'created_a
 export interface DuePoll {
   run: PolledRun;
   runtimeId: number | null;
+  target: string | null; // the agent's task or webhook path (run-ownership.ts)
   runningTimeoutMs: number;
   pollIntervalS: number;
 }
 
 export async function claimDueForPoll(q: Queryable, now: Date, limit: number, leaseMs: number): Promise<Array<DuePoll & { dueAt: Date }>> {
-  const { rows } = await q.query<RunRow & { due_at: Date; a_runtime_id: number | null; a_running_timeout_ms: number; a_poll_interval_s: number }>(
+  const { rows } = await q.query<RunRow & { due_at: Date; a_runtime_id: number | null; a_target: string | null; a_running_timeout_ms: number; a_poll_interval_s: number }>(
     `WITH due AS (
        SELECT r.id, r.next_poll_at AS due_at FROM runs r
        WHERE r.next_poll_at <= $1 AND r.status IN ('queued', 'running', 'waiting') AND r.external_run_id IS NOT NULL
@@ -271,13 +271,13 @@ export async function claimDueForPoll(q: Queryable, now: Date, limit: number, le
        poll_lease_until = $1::timestamptz + make_interval(secs => $3::double precision)
      FROM due, agents a
      WHERE r.id = due.id AND a.id = r.agent_id
-     RETURNING r.*, due.due_at, a.runtime_id AS a_runtime_id, a.running_timeout_ms AS a_running_timeout_ms, a.poll_interval_s AS a_poll_interval_s`,
+     RETURNING r.*, due.due_at, a.runtime_id AS a_runtime_id, a.target AS a_target, a.running_timeout_ms AS a_running_timeout_ms, a.poll_interval_s AS a_poll_interval_s`,
     [now, limit, leaseMs / 1000],
   );
-  return rows.map(({ due_at, a_runtime_id, a_running_timeout_ms, a_poll_interval_s, ...run }) => ({
+  return rows.map(({ due_at, a_runtime_id, a_target, a_running_timeout_ms, a_poll_interval_s, ...run }) => ({
     run: run as RunRow,
     dueAt: due_at, // the next_poll_at it was due at (the claim moved it on): the poll's lag is now − dueAt
-    runtimeId: a_runtime_id,
+    runtimeId: a_runtime_id, target: a_target,
     runningTimeoutMs: Number(a_running_timeout_ms),
     pollIntervalS: Number(a_poll_interval_s),
   }));

@@ -112,11 +112,19 @@ export class RuntimeHttp {
   }
 
   /** One API round trip, read whole (up to maxJsonBytes). Expected failures come back as values. */
-  async call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
-    if (!this.#metrics) return this.#roundTrip(req);
+  call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
+    return this.measured(req.what, () => this.#roundTrip(req));
+  }
+
+  /**
+   * Records one runtime call's duration and outcome under `what`, however it was made: through `call`, or through
+   * the SSRF-guarded client (a presigned output URL the runtime handed us).
+   */
+  async measured<T extends { status: number }>(what: RuntimeCallName, exchange: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
+    if (!this.#metrics) return exchange();
     const started = performance.now();
-    const res = await this.#roundTrip(req);
-    const { runtime, operation } = RUNTIME_CALLS[req.what];
+    const res = await exchange();
+    const { runtime, operation } = RUNTIME_CALLS[what];
     const outcome = !res.ok ? res.failure.kind : res.value.status >= 200 && res.value.status < 300 ? 'ok' : 'http_error';
     this.#metrics.runtimeCall(runtime, operation, outcome, (performance.now() - started) / 1000);
     return res;
@@ -244,12 +252,25 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
 }
 
 /**
- * `{base}/{segments…}` keeping any path prefix of the base URL (n8n is often served under `/n8n/`). Each segment
- * is percent-encoded so an id can never climb out of the intended path. Null when the base is not http(s).
+ * `{base}/{segments…}` keeping any path prefix of the base URL (n8n is often served under `/n8n/`): the one way a
+ * runtime URL is built from ids (decisions.md "Runtimes"). Each segment is percent-encoded, so `/`, `\`, `%`, `?`
+ * and `#` in an id stay inside its segment. An empty, `.` or `..` segment cannot be encoded (URL parsers resolve
+ * `%2e` as a dot too) and would change the path: null, as for a base that is not http(s).
  */
 export function joinUrl(baseUrl: string, ...segments: string[]): URL | null {
+  if (segments.some(isUnsafeSegment)) return null;
   const base = parsedBase(baseUrl);
   return base === null ? null : new URL(`${base}/${segments.map(encodeURIComponent).join('/')}`);
+}
+
+/** What joinUrl refuses to put in a path: nothing, or a dot segment. */
+export function isUnsafeSegment(segment: string): boolean {
+  return segment === '' || segment === '.' || segment === '..';
+}
+
+/** The failure message of a runtime URL joinUrl refused to build. */
+export function unbuildableUrl(what: string): string {
+  return `${what}: invalid base URL, or an id that is empty, "." or ".." (it would change the runtime path)`;
 }
 
 // Origin + path prefix, or null. Parsed on every call: about a microsecond, lost beside the runtime round trip.

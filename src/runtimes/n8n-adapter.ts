@@ -8,7 +8,7 @@ import type {
   StreamStart, WaitpointState, WorkflowAnswer,
 } from './runtime-adapter.ts';
 import { wirePayload } from './runtime-adapter.ts';
-import { fail, headerRecord, joinUrl, RuntimeHttp, runtimeMessage, transportFailure, type ApiResponse } from './http.ts';
+import { fail, headerRecord, joinUrl, RuntimeHttp, runtimeMessage, transportFailure, unbuildableUrl, type ApiResponse } from './http.ts';
 import { cursorOf, EXECUTION_PAGES, EXECUTIONS_PAGE, matchExecution, workflowsForPath, type ExecutionPage, type WebhookWorkflow, type WorkflowPage } from './n8n-lookup.ts';
 import type { RuntimeCallName } from './runtime-calls.ts';
 import { ABORTED_MESSAGE, startHeldCall, type HeldAnswer } from './held-call.ts';
@@ -146,7 +146,7 @@ export class N8nAdapter implements RuntimeAdapter {
   async cancel(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<void>> {
     if (!runtime.apiKey) return fail('not_supported', 'n8n stop: the runtime has no API key');
     const url = joinUrl(runtime.baseUrl, 'api', 'v1', 'executions', externalRunId, 'stop');
-    if (!url) return fail('rejected', 'n8n stop: invalid base URL');
+    if (!url) return fail('rejected', unbuildableUrl('n8n stop'));
     const res = await this.#http.call({ method: 'POST', url, headers: apiHeaders(runtime.apiKey), what: 'n8n stop' });
     if (!res.ok) return res;
     const { status } = res.value;
@@ -189,7 +189,7 @@ export class N8nAdapter implements RuntimeAdapter {
     const what: RuntimeCallName = segments[0] === 'workflows' ? 'n8n workflows API' : 'n8n executions API';
     if (!runtime.apiKey) return fail('not_supported', `${what}: the runtime has no API key`);
     const url = joinUrl(runtime.baseUrl, 'api', 'v1', ...segments);
-    if (!url) return fail('rejected', `${what}: invalid base URL`);
+    if (!url) return fail('rejected', unbuildableUrl(what));
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     const res = await this.#http.call({ method: 'GET', url, headers: apiHeaders(runtime.apiKey), what });
     if (!res.ok) return res;

@@ -5,9 +5,7 @@
 // (⚠); `status=running` lists those, with their start data (the Webhook node's input still on the stack).
 // Pure functions over the API's JSON; the adapter makes the calls.
 import type { RunMarker } from './runtime-adapter.ts';
-import type { Execution } from './n8n-mapping.ts';
-
-const WEBHOOK_NODE = 'n8n-nodes-base.webhook';
+import { postWebhooks, trimSlashes, type Execution, type WorkflowNode } from './n8n-mapping.ts';
 
 /** Executions read per page of the list (each with its data: pages stay well under the answer cap). */
 export const EXECUTIONS_PAGE = 20;
@@ -15,8 +13,6 @@ export const EXECUTIONS_PAGE = 20;
 export const EXECUTION_PAGES = 25;
 /** The runtime's clock may run behind ours: executions started this long before the run are still looked at. */
 const CLOCK_SKEW_MS = 60_000;
-
-type WorkflowNode = { name?: unknown; type?: unknown; parameters?: Record<string, unknown> };
 
 export interface WorkflowPage {
   /** `activeVersion` (2.x) is the published graph the live webhook serves; `nodes` may hold a newer draft. */
@@ -41,12 +37,8 @@ export function workflowsForPath(page: WorkflowPage, target: string): WebhookWor
   const found: Array<WebhookWorkflow & { active: boolean }> = [];
   for (const wf of page.data ?? []) {
     if (typeof wf.id !== 'string' && typeof wf.id !== 'number') continue;
-    for (const node of wf.activeVersion?.nodes ?? wf.nodes ?? []) {
-      const p = node.parameters ?? {};
-      const method = typeof p.httpMethod === 'string' ? p.httpMethod.toUpperCase() : 'GET';
-      if (node.type === WEBHOOK_NODE && typeof node.name === 'string' && typeof p.path === 'string' && trimSlashes(p.path) === wanted && method === 'POST') {
-        found.push({ workflowId: String(wf.id), webhookNode: node.name, active: wf.active === true });
-      }
+    for (const hook of postWebhooks(wf.activeVersion?.nodes ?? wf.nodes ?? [])) {
+      if (hook.path === wanted) found.push({ workflowId: String(wf.id), webhookNode: hook.node, active: wf.active === true });
     }
   }
   return found.sort((a, b) => Number(b.active) - Number(a.active)).map(({ active: _active, ...w }) => w);
@@ -85,8 +77,4 @@ function requestBody(ex: Execution, webhookNode: string): { runId?: unknown; dep
 
 export function cursorOf(page: { nextCursor?: unknown }): string | null {
   return typeof page.nextCursor === 'string' && page.nextCursor !== '' ? page.nextCursor : null;
-}
-
-function trimSlashes(path: string): string {
-  return path.replace(/^\/+|\/+$/g, '');
 }

@@ -1,6 +1,6 @@
 // Pure translations of n8n's answers into the service's vocabulary (runtimes.md "n8n"), kept apart from the
 // transport so each rule can be read and tested on its own.
-import type { MappedStatus, RemoteStatus, RuntimeLogEntry, WorkflowAnswer } from './runtime-adapter.ts';
+import type { MappedStatus, RemoteOwner, RemoteStatus, RuntimeLogEntry, WorkflowAnswer } from './runtime-adapter.ts';
 import { parseJson } from './http.ts';
 import type { HeldAnswer } from './held-call.ts';
 
@@ -56,8 +56,15 @@ interface NodeRun {
   data?: { main?: Array<Array<{ json?: unknown }> | null> };
 }
 
+export type WorkflowNode = { name?: unknown; type?: unknown; parameters?: Record<string, unknown> };
+
+const WEBHOOK_NODE = 'n8n-nodes-base.webhook';
+
 export interface Execution {
   id?: number | string;
+  workflowId?: number | string;
+  /** With `includeData=true`: the graph the execution ran (n8n keeps a copy with every execution). */
+  workflowData?: { id?: number | string; nodes?: WorkflowNode[] };
   status?: string;
   startedAt?: string | null;
   stoppedAt?: string | null;
@@ -89,7 +96,37 @@ export function statusFromExecution(ex: Execution): RemoteStatus {
     finishedAt,
     durationMs: startedAt && finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
     runtimeStatus: word,
+    owner: ownerOf(ex),
   };
+}
+
+/** The workflow the execution ran and the paths its Webhook nodes answer POST on; null without its graph. */
+function ownerOf(ex: Execution): RemoteOwner | null {
+  const id = ex.workflowId ?? ex.workflowData?.id;
+  const nodes = ex.workflowData?.nodes;
+  if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '' || !Array.isArray(nodes)) return null;
+  return { workflowId: String(id), webhookPaths: postWebhooks(nodes).map((w) => w.path) };
+}
+
+/**
+ * The Webhook nodes of a graph that answer POST (the method the service calls), by node name, with their paths
+ * without leading or trailing slashes. A node allowing several methods lists them in an array.
+ */
+export function postWebhooks(nodes: WorkflowNode[]): Array<{ node: string; path: string }> {
+  const found: Array<{ node: string; path: string }> = [];
+  for (const node of nodes) {
+    const p = node.parameters ?? {};
+    const methods = Array.isArray(p.httpMethod) ? p.httpMethod : [typeof p.httpMethod === 'string' ? p.httpMethod : 'GET'];
+    const post = methods.some((m) => typeof m === 'string' && m.toUpperCase() === 'POST');
+    if (node.type === WEBHOOK_NODE && typeof node.name === 'string' && typeof p.path === 'string' && post) {
+      found.push({ node: node.name, path: trimSlashes(p.path) });
+    }
+  }
+  return found;
+}
+
+export function trimSlashes(path: string): string {
+  return path.replace(/^\/+|\/+$/g, '');
 }
 
 /**
@@ -136,5 +173,10 @@ export function toDate(v: unknown): Date | null {
 /** The execution id inside a resume URL (`…/webhook-waiting/{id}[/suffix][?signature=…]`), when there is one. */
 export function executionIdFromResumeUrl(url: URL): string | null {
   const m = /\/webhook-waiting\/([^/]+)/.exec(url.pathname);
-  return m?.[1] ? decodeURIComponent(m[1]) : null;
+  if (!m?.[1]) return null;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return null; // a malformed escape names no execution
+  }
 }

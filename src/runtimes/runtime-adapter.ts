@@ -110,7 +110,18 @@ export interface RemoteStatus {
   durationMs?: number | null;
   /** The runtime's own status word, for logs and diagnostics. */
   runtimeStatus?: string;
+  /**
+   * What the run ran at the runtime (runs/run-ownership.ts decides whether that is the agent's target); null when
+   * the runtime's answer did not say.
+   */
+  owner: RemoteOwner | null;
 }
+
+/**
+ * Whose run it is at the runtime: Trigger.dev's `taskIdentifier`, or the n8n workflow an execution ran with the
+ * paths its Webhook nodes answer POST on (from the execution's own copy of the graph, slashes trimmed).
+ */
+export type RemoteOwner = { taskIdentifier: string } | { workflowId: string; webhookPaths: string[] };
 
 /** One line of `fetchLogs`: a Trigger.dev run event or an n8n node run, normalised. */
 export interface RuntimeLogEntry {

@@ -5,8 +5,10 @@ import type {
   RuntimeFailure, RuntimeLogEntry, StreamStart, TaskPayload, WaitpointState,
 } from './runtime-adapter.ts';
 import { wirePayload } from './runtime-adapter.ts';
-import { fail, joinUrl, RuntimeHttp, runtimeMessage, type ApiResponse } from './http.ts';
+import { fail, joinUrl, RuntimeHttp, runtimeMessage, unbuildableUrl, type ApiResponse } from './http.ts';
 import type { RuntimeCallName } from './runtime-calls.ts';
+import type { OutboundClient } from '../lib/safe-http.ts';
+import { fetchPresignedOutput } from './presigned-output.ts';
 
 /** Without it Trigger.dev answers the legacy status vocabulary, with no WAITING or DEQUEUED (⚠ runtimes.md). */
 export const TRIGGER_API_VERSION = '2025-07-16';
@@ -37,6 +39,7 @@ const STATUS_REASON: Record<string, string> = {
 
 interface TriggerRun {
   id?: string;
+  taskIdentifier?: string;
   status?: string;
   output?: unknown;
   outputPresignedUrl?: string;
@@ -47,6 +50,11 @@ interface TriggerRun {
 
 export interface TriggerDevAdapterOptions {
   http?: RuntimeHttp;
+  /**
+   * The SSRF-guarded client (ctx.outbound, handed in by the runtime registry) that fetches presigned output URLs.
+   * Without one, such output is refused, never fetched unguarded.
+   */
+  outbound?: OutboundClient;
 }
 
 export class TriggerDevAdapter implements RuntimeAdapter {
@@ -54,9 +62,11 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   readonly supportsSyncInvoke = false;
   readonly supportsWaitpoints = true;
   readonly #http: RuntimeHttp;
+  readonly #outbound: OutboundClient | null;
 
   constructor(opts: TriggerDevAdapterOptions = {}) {
     this.#http = opts.http ?? new RuntimeHttp();
+    this.#outbound = opts.outbound ?? null;
   }
 
   async invoke(args: InvokeArgs): Promise<Outcome<Invoked>> {
@@ -86,19 +96,24 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     if (!res.ok) return res;
     const run = res.value.json as TriggerRun;
     const word = typeof run.status === 'string' ? run.status : '';
-    const status = STATUS[word] ?? 'unknown';
+    let status: MappedStatus | 'unknown' = STATUS[word] ?? 'unknown';
     const startedAt = toDate(run.startedAt);
     const finishedAt = toDate(run.finishedAt);
     let output: unknown = null;
+    let error: string | null = null;
     if (status === 'completed') {
       const fetched = await this.#output(run);
       if (!fetched.ok) return fetched;
-      output = fetched.value;
+      // An output the guard refused is never fetched: the run fails with the reason instead (issue 12).
+      if ('refused' in fetched.value) {
+        status = 'failed';
+        error = fetched.value.refused;
+      } else output = fetched.value.output;
     }
-    let error: string | null = null;
-    if (status === 'failed') {
+    if (status === 'failed' && error === null) {
       error = run.error?.message?.slice(0, 500) || run.error?.name || STATUS_REASON[word] || `Run ended with status ${word}`;
     }
+    const task = run.taskIdentifier;
     return {
       ok: true,
       value: {
@@ -110,6 +125,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
         // Wall clock; Trigger.dev's durationMs is compute time only (⚠ runtimes.md).
         durationMs: startedAt && finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
         runtimeStatus: word,
+        owner: typeof task === 'string' && task !== '' ? { taskIdentifier: task } : null,
       },
     };
   }
@@ -164,21 +180,10 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     return { ok: true, value: events.map(toLogEntry) };
   }
 
-  /** Output above 512 KiB comes as a presigned object-store URL (⚠), fetched without our bearer key. */
-  async #output(run: TriggerRun): Promise<Outcome<unknown>> {
-    if (run.output !== undefined || typeof run.outputPresignedUrl !== 'string') return { ok: true, value: run.output ?? null };
-    let url: URL;
-    try {
-      url = new URL(run.outputPresignedUrl);
-    } catch {
-      return fail('bad_response', 'Trigger.dev output: presigned URL is malformed');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return fail('bad_response', 'Trigger.dev output: presigned URL is not http(s)');
-    const res = await this.#http.call({ method: 'GET', url, what: 'Trigger.dev output download' });
-    if (!res.ok) return res;
-    if (res.value.status !== 200) return failureFor(res.value, 'Trigger.dev output download');
-    if (!res.value.isJson) return fail('bad_response', 'Trigger.dev output download: body is not JSON');
-    return { ok: true, value: res.value.json };
+  /** Output above 512 KiB comes as a presigned object-store URL (⚠), fetched through the guarded client only. */
+  #output(run: TriggerRun): ReturnType<typeof fetchPresignedOutput> {
+    if (run.output !== undefined || typeof run.outputPresignedUrl !== 'string') return Promise.resolve({ ok: true, value: { output: run.output ?? null } });
+    return fetchPresignedOutput(this.#http, this.#outbound, run.outputPresignedUrl);
   }
 
   /** One authenticated API call; any non-2xx or non-JSON answer becomes a failure. */
@@ -187,7 +192,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   ): Promise<Outcome<ApiResponse>> {
     if (!runtime.apiKey) return fail('rejected', `${what}: the runtime has no secret key`);
     const url = joinUrl(runtime.baseUrl, ...segments);
-    if (!url) return fail('rejected', `${what}: invalid base URL`);
+    if (!url) return fail('rejected', unbuildableUrl(what));
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const headers = { authorization: `Bearer ${runtime.apiKey}`, 'x-trigger-api-version': TRIGGER_API_VERSION };
     const res = await this.#http.call({ method, url, headers, json, what });

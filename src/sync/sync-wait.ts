@@ -70,7 +70,7 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
     const { status, started_at, created_at } = started.run;
     const run = { id: runId, status, started_at, created_at, external_run_id: externalRunId };
     const stopPolling = new AbortController();
-    const poll = pollTaskWhileWaiting(ctx, { run, runningTimeoutMs: args.agent.running_timeout_ms, ...remote }, stopPolling.signal);
+    const poll = pollTaskWhileWaiting(ctx, { run, target: args.agent.target, runningTimeoutMs: args.agent.running_timeout_ms, ...remote }, stopPolling.signal);
     // A completion reported to this instance: the return value is read while the completion is written, not after.
     let earlyRead: Promise<RemoteRead> | undefined;
     const unhear = ctx.runWatch.watchCompletion(runId, () => {

@@ -57,7 +57,7 @@ export interface TaskPoll {
 /** Polls the runtime until `stop` fires or the run is terminal there. Never throws. */
 export function pollTaskWhileWaiting(
   ctx: AppContext,
-  p: { run: PolledRun; runningTimeoutMs: number } & Pick<PreparedRun, 'runtime' | 'adapter'>,
+  p: { run: PolledRun; target: string | null; runningTimeoutMs: number } & Pick<PreparedRun, 'runtime' | 'adapter'>,
   stop: AbortSignal,
 ): TaskPoll {
   const externalRunId = p.run.external_run_id;
@@ -89,7 +89,7 @@ export function pollTaskWhileWaiting(
       const res = await p.adapter.fetchStatus(p.runtime, externalRunId!);
       if (stop.aborted) return;
       if (res.ok) {
-        const outcome = await applyRemoteStatus(ctx, { run, runtimeId: p.runtime.id, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
+        const outcome = await applyRemoteStatus(ctx, { run, runtimeId: p.runtime.id, target: p.target, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
         if ('result' in outcome && outcome.result.kind !== 'not_found') {
           // What this poll learnt of the run, so the next one does not try the same move again.
           const { status, started_at } = outcome.result.run;

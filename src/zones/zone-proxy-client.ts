@@ -51,25 +51,39 @@ export function createZoneProxyClient(): ZoneProxyClient {
   };
 }
 
-/** `{zone_app_url}/{path*}` with the query kept; null for a path with dot segments (no climbing out of the base). */
+/**
+ * `{zone_app_url}/{path*}` with the query kept (the path forwarded as the client sent it); null when the path could
+ * reach anything outside zone_app_url. A zone app, or a server in front of it, may decode the path once more, or
+ * treat `\` as `/`, or `;…` as a parameter: so a dot segment spelt with percent-encoded dots, slashes or backslashes
+ * (`%2e`, `%2f`, `%5c`, also double-encoded as `%25…`), with backslashes or with `;` parameters is refused too
+ * (issue 12). Whatever the URL parser then makes of the path, the result must still lie under zone_app_url.
+ */
 export function upstreamUrl(zoneAppUrl: string, rest: string): URL | null {
   const q = rest.indexOf('?');
   const path = q < 0 ? rest : rest.slice(0, q);
   const query = q < 0 ? '' : rest.slice(q);
-  if (path.split('/').some(isDotSegment)) return null;
+  // `/zones/1/appx` matched the route's prefix but names no path under the app: it would become `{base}x`.
+  if (path !== '' && !path.startsWith('/')) return null;
+  if (hasDotSegment(path)) return null;
   const base = new URL(zoneAppUrl);
+  const prefix = base.pathname.replace(/\/+$/, '');
   const url = new URL(base.origin);
-  url.pathname = base.pathname.replace(/\/+$/, '') + (path === '' ? '/' : path);
+  url.pathname = prefix + (path === '' ? '/' : path);
   url.search = query;
-  return url;
+  return url.pathname.startsWith(`${prefix}/`) ? url : null;
 }
 
-function isDotSegment(segment: string): boolean {
-  let decoded = segment;
-  try {
-    decoded = decodeURIComponent(segment);
-  } catch {
-    // malformed escapes are the zone app's to refuse
+/** Any `.` or `..` segment, however spelt: percent-decoded (repeatedly), backslashes as slashes, `;` params dropped. */
+function hasDotSegment(path: string): boolean {
+  let text = path;
+  for (let round = 0; ; round++) {
+    const decoded = text.replace(/%(2e|2f|5c|25)/gi, (escape) => decodeURIComponent(escape));
+    if (decoded === text) break;
+    if (round === 8) return true; // encoded over and over: nothing a zone app should ever receive
+    text = decoded;
   }
-  return decoded === '.' || decoded === '..';
+  return text.split(/[/\\]/).some((segment) => {
+    const name = segment.split(';')[0]!;
+    return name === '.' || name === '..';
+  });
 }

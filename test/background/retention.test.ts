@@ -77,7 +77,7 @@ describe('decisions.md "Retention": pruning finished outbox rows and old alert r
 
   it('runtimes.md: a resend of an alert inside the retention is still a duplicate after a pass (dedupe survives pruning)', async () => {
     const run = await insertRun(t.db, { agentId: agent.agent.id, status: 'running', source: 'trigger', now: clock.now(), externalRunId: 'run_retained', startedAt: clock.now() });
-    const alert = signedFailureAlert({ secret: ALERT_SECRET, runId: 'run_retained' });
+    const alert = signedFailureAlert({ secret: ALERT_SECRET, runId: 'run_retained', taskIdentifier: agent.agent.target! }); // the agent's own task (issue 12)
     const send = () => t.app.inject({ method: 'POST', url: `/api/runtimes/${agent.runtimeId}/alerts`, headers: alert.headers, payload: alert.body });
     expect((await send()).json()).toMatchObject({ outcome: 'applied', runId: run.id });
 

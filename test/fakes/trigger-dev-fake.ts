@@ -67,6 +67,11 @@ export class TriggerDevFake extends FakeHttpServer {
   readonly tokens = new Map<string, FakeWaitpointToken>();
   readonly #tasks = new Map<string, ((run: FakeTriggerRun) => void) | undefined>();
   readonly #inlineLimit: number;
+  /**
+   * Where outputPresignedUrl points: this fake (which serves it) unless a test sets another origin, to model a
+   * runtime that hands back a URL the service must not fetch (a private address, plain http; issue 12).
+   */
+  presignedOrigin: string | null = null;
   #lagReads = 0;
   #rateLimit: { remaining: number; resetAt: number } | null = null;
 
@@ -217,7 +222,7 @@ export class TriggerDevFake extends FakeHttpServer {
     };
     if (run.status === 'COMPLETED' && run.output !== undefined) {
       if (Buffer.byteLength(JSON.stringify(run.output)) > this.#inlineLimit) {
-        body.outputPresignedUrl = `${this.url}/presigned/output/${run.id}?X-Amz-Signature=${randomBytes(8).toString('hex')}`;
+        body.outputPresignedUrl = `${this.presignedOrigin ?? this.url}/presigned/output/${run.id}?X-Amz-Signature=${randomBytes(8).toString('hex')}`;
       } else body.output = run.output;
     }
     this.sendJson(res, 200, body);

@@ -37,8 +37,9 @@ describe('POST /api/agents/{agentId}/runs/register', () => {
       created_by: null,
     });
     expect((row.started_at as Date).toISOString()).toBe(clock.now().toISOString());
-    // Followed by polling like any run on a runtime (decisions.md: the running timeout applies on the next poll).
-    expect((row.next_poll_at as Date).getTime()).toBe(clock.now().getTime() + a.agent.poll_interval_s * 1000);
+    // Followed by polling like any run on a runtime (decisions.md: the running timeout applies on the next poll);
+    // the first poll is due at once: it checks the id names a run of the agent's own task (issue 12).
+    expect((row.next_poll_at as Date).getTime()).toBe(clock.now().getTime());
   });
 
   it('spec 4.4: with active connections answers credentialsToken, expiresInSeconds 3600 and connectionIds together', async () => {

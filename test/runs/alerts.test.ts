@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows, readRun, seedAgent, seedRuntime, type SeededAgent } from '../helpers/fixtures.ts';
 import { signedFailureAlert } from '../fakes/trigger-dev-fake.ts';
-import { n8nErrorWorkflowAlert } from '../fakes/n8n-fake.ts';
+import { N8nFake, n8nErrorWorkflowAlert } from '../fakes/n8n-fake.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 
 const TRIGGER_SECRET = 'whsec_trigger_alert_secret_0123456789';
@@ -15,17 +15,32 @@ let t: TestApp;
 let task: SeededAgent;
 let workflow: SeededAgent;
 let externalSeq = 0;
+// n8n alerts name the workflow but not its path: the service reads the execution to see whose run it is.
+const n8n = new N8nFake();
+const FLOW = 'agent-flow';
 
 beforeAll(async () => {
+  await n8n.start();
   t = await createTestApp();
-  task = await seedAgent(t, { runtime: { kind: 'task', baseUrl: 'http://trigger.invalid', apiKey: 'tr_dev_x', alertSecret: TRIGGER_SECRET } });
-  workflow = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: 'http://n8n.invalid', apiKey: 'k', alertSecret: N8N_SECRET } });
+  // `my-task` is the task the fake's alerts name unless told otherwise.
+  task = await seedAgent(t, { runtime: { kind: 'task', baseUrl: 'http://trigger.invalid', apiKey: 'tr_dev_x', alertSecret: TRIGGER_SECRET }, target: 'my-task' });
+  workflow = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey, alertSecret: N8N_SECRET }, target: FLOW });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await n8n.stop();
+});
 
-async function runningRun(a: SeededAgent, externalRunId = `run_${++externalSeq}`): Promise<{ id: number; externalRunId: string }> {
-  const run = await insertRun(t.db, { agentId: a.agent.id, status: 'running', source: 'trigger', now: new Date(), externalRunId, startedAt: new Date() });
+async function runningRun(a: SeededAgent, externalRunId = `run_${++externalSeq}`, source = 'trigger'): Promise<{ id: number; externalRunId: string }> {
+  const run = await insertRun(t.db, { agentId: a.agent.id, status: 'running', source, now: new Date(), externalRunId, startedAt: new Date() });
   return { id: run.id, externalRunId };
+}
+
+/** An agent on the same runtime (same organization) as `a`, serving another task or workflow. */
+async function sibling(a: SeededAgent, target: string): Promise<SeededAgent> {
+  const b = await seedAgent(t, { orgId: a.orgId, target });
+  await t.db.query('UPDATE agents SET runtime_id = $2 WHERE id = $1', [b.agent.id, a.runtimeId]);
+  return b;
 }
 
 function send(runtimeId: number | string, alert: { body: string; headers: Record<string, string> }) {
@@ -126,10 +141,53 @@ describe('decisions.md "Events": Trigger.dev failure alerts', () => {
   });
 });
 
+describe('issue 12 finding 3: an alert ends only the run of the agent whose task the runtime run ran', () => {
+  it('agent A registered agent B\'s run id: B\'s alert fails B\'s run, and A\'s run is untouched', async () => {
+    const b = await sibling(task, 'task-b');
+    const theirs = await runningRun(b, 'run_of_b');
+    const mine = await runningRun(task, 'run_of_b', 'register');
+    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: 'run_of_b', taskIdentifier: 'task-b', error: { message: 'B\'s secret failure' } }));
+    expect(res.json()).toEqual({ received: true, outcome: 'applied', runId: theirs.id });
+    expect(await readRun(t, theirs.id)).toMatchObject({ status: 'failed', error: 'B\'s secret failure' });
+    expect(await readRun(t, mine.id)).toMatchObject({ status: 'running', error: null });
+  });
+
+  it('an alert about another task\'s run that only this agent tracks is ignored (legacy shape too)', async () => {
+    const mine = await runningRun(task, 'run_of_nobody_here', 'register');
+    for (const legacy of [false, true]) {
+      const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: 'run_of_nobody_here', taskIdentifier: 'task-b', legacy }));
+      expect(res.json()).toEqual({ received: true, outcome: 'ignored', runId: null });
+    }
+    expect((await readRun(t, mine.id))!.status).toBe('running');
+  });
+
+  it('n8n: an execution of another workflow does not end this agent\'s run; one of its own does', async () => {
+    const foreign = n8n.createExecution({ status: 'error', workflowPath: 'someone-else' });
+    const mine = await runningRun(workflow, foreign.id, 'register');
+    const res = await send(workflow.runtimeId!, n8nErrorWorkflowAlert({ alertSecret: N8N_SECRET, executionId: foreign.id, workflowId: foreign.workflowId }));
+    expect(res.json()).toEqual({ received: true, outcome: 'ignored', runId: null });
+    expect((await readRun(t, mine.id))!.status).toBe('running');
+    expect(n8n.requestsTo(`/api/v1/executions/${foreign.id}`, 'GET')).toHaveLength(1);
+  });
+
+  it('n8n: when n8n cannot be asked whose execution it is, nothing is applied or remembered (502), and a resend is handled', async () => {
+    const ex = n8n.createExecution({ status: 'error', workflowPath: FLOW });
+    const run = await runningRun(workflow, ex.id);
+    const alert = n8nErrorWorkflowAlert({ alertSecret: N8N_SECRET, executionId: ex.id });
+    n8n.setFault({ kind: 'garbage', status: 503, contentType: 'application/json', body: '{"message":"down"}' }, { path: '/api/v1/executions/', times: 1 });
+    const refused = await send(workflow.runtimeId!, alert);
+    expect(refused.statusCode).toBe(502);
+    expect(refused.json().code).toBe('upstream_failed');
+    expect((await readRun(t, run.id))!.status).toBe('running');
+    expect((await send(workflow.runtimeId!, alert)).json()).toEqual({ received: true, outcome: 'applied', runId: run.id });
+  });
+});
+
 describe('decisions.md "Events": n8n error-workflow alerts', () => {
   it('runtimes.md: bearer alert secret + execution id fails the run with the error message; a repeat is ignored', async () => {
-    const run = await runningRun(workflow, '4711');
-    const alert = n8nErrorWorkflowAlert({ alertSecret: N8N_SECRET, executionId: '4711', message: 'Node "HTTP Request" failed' });
+    const ex = n8n.createExecution({ status: 'error', workflowPath: FLOW });
+    const run = await runningRun(workflow, ex.id);
+    const alert = n8nErrorWorkflowAlert({ alertSecret: N8N_SECRET, executionId: ex.id, message: 'Node "HTTP Request" failed' });
     const res = await send(workflow.runtimeId!, alert);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ received: true, outcome: 'applied', runId: run.id });

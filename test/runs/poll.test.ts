@@ -138,7 +138,7 @@ describe('spec part 3: status polling of a task run', () => {
 
   it('runtimes.md: a completed n8n execution found by polling stores the last node output', async () => {
     const n8nAgent = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'wf', poll_interval_s: 10 });
-    const ex = n8n.createExecution({ status: 'running' });
+    const ex = n8n.createExecution({ status: 'running', workflowPath: 'wf' }); // an execution of the agent's workflow
     const run = await insertRun(t.db, {
       agentId: n8nAgent.agent.id, status: 'running', source: 'trigger', now: clock.now(), externalRunId: ex.id,
       startedAt: clock.now(), nextPollAt: clock.now(),

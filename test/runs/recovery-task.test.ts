@@ -59,6 +59,21 @@ describe('issue 11: recovering task runs whose bookkeeping was lost', () => {
     expect(run).toMatchObject({ status: 'completed', output_data: { answer: 42 } });
   });
 
+  it('issue 12: a run whose recorded id names another task\'s run is failed, never finished from that run', async () => {
+    fake.registerTask('task-b');
+    const p = await prepared();
+    const other = await p.adapter.invoke({ runtime: p.runtime, target: 'task-b', payload: { runId: 999_999, input: {} } });
+    const otherId = other.ok ? other.value.externalRunId! : '';
+    fake.completeRun(otherId, { not: 'ours' });
+    await t.db.query('UPDATE runs SET external_run_id = $2 WHERE id = $1', [p.run.id, otherId]);
+    lapse();
+    const outcomes = await recoverLostRuns(t.ctx);
+    expect(outcomes.find((o) => o.runId === p.run.id)).toMatchObject({ kind: 'foreign', outcome: { kind: 'foreign' } });
+    const run = (await readRun(t, p.run.id))!;
+    expect(run).toMatchObject({ status: 'failed', output_data: null, runtime_note: null });
+    expect(run.error).toMatch(/belongs to another task, not to this agent's task "task-a"/);
+  });
+
   it('a trigger that never arrived: looked for until TRIGGER_NEVER_ARRIVED_MS, then failed with the reason', async () => {
     const p = await prepared();
     lapse();

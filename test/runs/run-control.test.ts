@@ -124,7 +124,7 @@ describe('admin-api.md: POST /api/admin/runs/{runId}/cancel', () => {
 
   it('runtimes.md: an n8n run with an execution id is stopped through the executions API', async () => {
     const wf = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'x' });
-    const ex = n8n.createExecution({ status: 'running' });
+    const ex = n8n.createExecution({ status: 'running', workflowPath: 'x' });
     const run = await insertRun(t.db, { agentId: wf.agent.id, status: 'running', source: 'trigger', now: new Date(), externalRunId: ex.id, startedAt: new Date() });
     expect((await cancel(run.id)).statusCode).toBe(200);
     expect(n8n.execution(ex.id).status).toBe('canceled');

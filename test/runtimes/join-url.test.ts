@@ -16,6 +16,15 @@ describe('joinUrl', () => {
     expect(joinUrl('https://h.example', 'runs', 'a b?c#d')?.href).toBe('https://h.example/runs/a%20b%3Fc%23d');
   });
 
+  it('issue 12: refuses an empty, "." or ".." segment (GET /api/v3/runs/.. would be GET /api/v3/); encodes \\, %, / inside one', () => {
+    for (const id of ['.', '..', '']) expect(joinUrl('https://h.example/base', 'api', 'v3', 'runs', id), JSON.stringify(id)).toBeNull();
+    expect(joinUrl('https://h.example', 'runs', 'a\\b')?.pathname).toBe('/runs/a%5Cb');
+    expect(joinUrl('https://h.example', 'runs', 'a/b')?.pathname).toBe('/runs/a%2Fb');
+    expect(joinUrl('https://h.example', 'runs', '%2e%2e')?.pathname).toBe('/runs/%252e%252e');
+    expect(joinUrl('https://h.example', 'runs', '...')?.pathname).toBe('/runs/...');
+    expect(joinUrl('https://h.example', 'runs', '..\\..')?.pathname).toBe('/runs/..%5C..');
+  });
+
   it('is null for a base that is not an http(s) URL, every time it is asked', () => {
     for (let i = 0; i < 2; i++) {
       expect(joinUrl('ftp://h.example', 'x')).toBeNull();

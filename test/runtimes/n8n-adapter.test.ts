@@ -171,6 +171,18 @@ describe('n8n adapter: executions API', () => {
     expect(ok(await adapter.fetchStatus(runtime, broken.id)).error).toBe('Code node threw');
   });
 
+  it('issue 12: reports the workflow the execution ran and the paths its Webhook nodes answer POST on (its own copy of the graph)', async () => {
+    const ex = fake.createExecution({ status: 'success', workflowPath: 'agents/billing/' });
+    expect(ok(await adapter.fetchStatus(runtime, ex.id)).owner).toEqual({ workflowId: fake.workflowId('agents/billing/'), webhookPaths: ['agents/billing'] });
+  });
+
+  it('issue 12: an execution id of "." or ".." never reaches n8n as a dot segment', async () => {
+    const before = fake.requests.length;
+    for (const id of ['.', '..']) expect(failed(await adapter.fetchStatus(runtime, id))).toMatchObject({ kind: 'rejected', message: expect.stringMatching(/"\.\."/) });
+    for (const id of ['.', '..']) expect(failed(await adapter.cancel(runtime, id)).kind).toBe('rejected');
+    expect(fake.requests.length).toBe(before);
+  });
+
   it('needs the API key: not_supported without one, rejected with a wrong one, 404 for an unknown id', async () => {
     expect(failed(await adapter.fetchStatus({ ...runtime, apiKey: null }, '1')).kind).toBe('not_supported');
     expect(failed(await adapter.fetchStatus({ ...runtime, apiKey: 'n8n_wrong_key' }, '1'))).toMatchObject({ kind: 'rejected', httpStatus: 401 });

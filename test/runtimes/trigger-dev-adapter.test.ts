@@ -1,13 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
 import { RuntimeHttp } from '../../src/runtimes/http.ts';
+import { createOutboundClient } from '../../src/lib/safe-http.ts';
 import type { Outcome, RuntimeConnection, RuntimeFailure, TaskPayload } from '../../src/runtimes/runtime-adapter.ts';
 import { TriggerDevFake, type TriggerStatus } from '../fakes/trigger-dev-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 
 const fake = new TriggerDevFake();
-const http = new RuntimeHttp({ timeouts: { connectMs: 500, headersMs: 400, bodyMs: 400 } });
-const adapter = new TriggerDevAdapter({ http });
+const http = new RuntimeHttp({ timeouts: { connectMs: 500, headersMs: 400, bodyMs: 400 }, maxJsonBytes: 2 * 1024 * 1024 });
+// The fake serves presigned outputs itself, on 127.0.0.1: the operator's allow-list lets the guarded client reach it.
+const outbound = createOutboundClient({ allowHosts: ['127.0.0.1'] });
+const adapter = new TriggerDevAdapter({ http, outbound });
 let runtime: RuntimeConnection;
 const failures: RuntimeFailure[] = [];
 
@@ -40,6 +43,7 @@ afterAll(async () => {
   // No failure message, whatever the path, may carry the secret key.
   for (const f of failures) expect(f.message).not.toContain(fake.secretKey);
   await http.close();
+  await outbound.close();
   await fake.stop();
 });
 
@@ -146,6 +150,11 @@ describe('Trigger.dev adapter: status', () => {
     expect(download.headers.authorization).toBeUndefined();
   });
 
+  it('reports which task the run ran (taskIdentifier), the owner the service checks (issue 12)', async () => {
+    const id = await triggered(206);
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).owner).toEqual({ taskIdentifier: 'agent-task' });
+  });
+
   it('passes the task error message through on FAILED', async () => {
     const id = await triggered(203);
     fake.setRun(id, { status: 'FAILED', error: { message: 'boom', name: 'Error' } });
@@ -160,6 +169,74 @@ describe('Trigger.dev adapter: status', () => {
     expect(expectOk(await adapter.fetchStatus(runtime, id)).status).toBe('queued');
     expect(expectFailure(await adapter.fetchStatus(runtime, 'run_missing'))).toMatchObject({ kind: 'rejected', httpStatus: 404 });
   });
+});
+
+describe('Trigger.dev adapter: the presigned output URL is fetched through the SSRF guard only (issue 12 finding 2)', () => {
+  afterEach(() => {
+    fake.presignedOrigin = null;
+  });
+
+  async function completedWithBigOutput(runId: number, bytes = 600 * 1024): Promise<string> {
+    const id = await triggered(runId);
+    fake.completeRun(id, { blob: 'x'.repeat(bytes) });
+    return id;
+  }
+
+  it.each([
+    ['a loopback address over https', 'https://127.0.0.1:8443', /not public/],
+    ['a private address', 'https://10.20.30.40', /not public/],
+    ['the cloud metadata address (link-local)', 'https://169.254.169.254', /not public/],
+    ['IPv6 loopback', 'https://[::1]:8443', /not public/],
+    ['a name that resolves to loopback', 'https://localhost:8443', /not public/],
+    ['plain http to a public host', 'http://objects.example.com', /not https/],
+  ])('%s: never fetched; the run is reported failed with the reason', async (_label, origin, reason) => {
+    const id = await completedWithBigOutput(210);
+    fake.presignedOrigin = origin;
+    const before = fake.requestsTo('/presigned/output/').length;
+    // The production default: nothing on ARS_OUTBOUND_ALLOW_HOSTS.
+    const strict = createOutboundClient({ allowHosts: [] });
+    const s = expectOk(await new TriggerDevAdapter({ http, outbound: strict }).fetchStatus(runtime, id));
+    await strict.close();
+    expect(s).toMatchObject({ status: 'failed', output: null, runtimeStatus: 'COMPLETED', owner: { taskIdentifier: 'agent-task' } });
+    expect(s.error).toMatch(/^the task's output could not be fetched: /);
+    expect(s.error).toMatch(reason);
+    expect(fake.requestsTo('/presigned/output/')).toHaveLength(before);
+  });
+
+  it('plain http to the fake itself is refused without the operator allow-list', async () => {
+    const strict = createOutboundClient({ allowHosts: [] });
+    try {
+      const id = await completedWithBigOutput(211);
+      const s = expectOk(await new TriggerDevAdapter({ http, outbound: strict }).fetchStatus(runtime, id));
+      expect(s).toMatchObject({ status: 'failed', output: null });
+      expect(s.error).toMatch(/not https/);
+      expect(fake.requestsTo(`/presigned/output/${id}`)).toHaveLength(0);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('an output over the size cap (maxJsonBytes) is refused, not read on', async () => {
+    const id = await completedWithBigOutput(212, 3 * 1024 * 1024);
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(s).toMatchObject({ status: 'failed', output: null });
+    expect(s.error).toMatch(/larger than 2097152 bytes/);
+  });
+
+  it('without a guarded client the presigned URL is never fetched', async () => {
+    const id = await completedWithBigOutput(213);
+    const s = expectOk(await new TriggerDevAdapter({ http }).fetchStatus(runtime, id));
+    expect(s).toMatchObject({ status: 'failed', output: null });
+    expect(fake.requestsTo(`/presigned/output/${id}`)).toHaveLength(0);
+  });
+
+  it('an expired signature (403) is transient: the next poll reads the run again, with a fresh URL', async () => {
+    const id = await completedWithBigOutput(214);
+    fake.setFault({ kind: 'garbage', status: 403, contentType: 'application/xml', body: '<Error><Code>AccessDenied</Code></Error>' }, { path: '/presigned/', times: 1 });
+    expect(expectFailure(await adapter.fetchStatus(runtime, id))).toMatchObject({ kind: 'unreachable', retryable: true, httpStatus: 403 });
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).status).toBe('completed');
+  });
+
 });
 
 describe('Trigger.dev adapter: cancel, waitpoints, logs', () => {

@@ -21,7 +21,7 @@ function startPolls(n: number): AbortController[] {
   return Array.from({ length: n }, (_, i) => {
     const stop = new AbortController();
     const run = { id: i + 1, status: 'queued' as const, started_at: null, created_at: new Date(), external_run_id: `run_${i}` };
-    pollTaskWhileWaiting(ctx, { run, runningTimeoutMs: 60_000, runtime, adapter }, stop.signal);
+    pollTaskWhileWaiting(ctx, { run, target: 'my-task', runningTimeoutMs: 60_000, runtime, adapter }, stop.signal);
     return stop;
   });
 }

@@ -165,6 +165,27 @@ describe('zones.md: what the zone app receives', () => {
     expect(zone.requests).toHaveLength(0);
   });
 
+  it('issue 12 finding 4: dot segments spelt with backslashes, %2e, %2f, %5c, double encoding or ;params are refused too (400, nothing forwarded)', async () => {
+    const hostile = [
+      '/..\\secret', '/a/..\\..\\secret', '/%2e%2e/secret', '/%2E%2e%2fsecret', '/%5c..%5csecret', '/a%2f..%2f..%2fsecret',
+      '/..%5c..%5csecret', '/%252e%252e/secret', '/%25252e%25252e%25252fsecret', '/..;/secret', '/a/..;x/..;y/secret', '/.%2e/secret',
+      '/%2e/x', '/\\..', 'x/../../secret',
+    ];
+    for (const path of hostile) {
+      const res = await rawRequest('GET', `/zones/${a.agent.id}/app${path}`, bearer());
+      expect([400, 404], path).toContain(res.status);
+    }
+    expect(zone.requests).toHaveLength(0);
+  });
+
+  it('issue 12: what is forwarded stays under zone_app_url, with dots that are not segments and encoded characters kept', async () => {
+    for (const path of ['/a..b/c', '/...', '/a%2fb', '/file%5cname', '/%2e%2ehidden', '/v1.2/x']) {
+      const res = await rawRequest('GET', `/zones/${a.agent.id}/app${path}`, bearer());
+      expect(res.status, path).toBe(201);
+    }
+    expect(zone.requests.map((r) => r.url)).toEqual(['/base/a..b/c', '/base/...', '/base/a%2fb', '/base/file%5cname', '/base/%2e%2ehidden', '/base/v1.2/x']);
+  });
+
   it('zones.md: an unreachable zone app is 502, with no internals', async () => {
     const down = await seedAgent(t, { orgId: a.orgId, zone_app_url: await unusedUrl() });
     const res = await get('/x', bearer(), down.agent.id);

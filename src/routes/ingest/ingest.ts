@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/storable-body.ts';
+import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
 import { ingestRun } from '../../runs/ingest-run.ts';
 
 // RFC 3339, the ISO 8601 profile with a mandatory offset: a time without one would be read in the server's zone.
@@ -48,6 +49,7 @@ export default async function ingestRoute(app: FastifyInstance): Promise<void> {
     },
     async (req) => {
       const body = req.body;
+      assertPathSafeExternalRunId(body.externalRunId, 'invalid_body');
       const result = await ingestRun(app.ctx, req.agent!, {
         ...body,
         startedAt: toDate('startedAt', body.startedAt),

@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { registerRun } from '../../runs/register-run.ts';
+import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
 
 const Body = Type.Object(
   {
@@ -28,6 +29,7 @@ export default async function registerRoute(app: FastifyInstance): Promise<void>
       preValidation: rejectUnstorableBody,
     },
     async (req, reply) => {
+      assertPathSafeExternalRunId(req.body.externalRunId, 'validation_failed');
       const result = await registerRun(app.ctx, req.agent!, req.body);
       return reply.code(201).send({ runId: result.run.id, ...result.credentials });
     },

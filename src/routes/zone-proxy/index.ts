@@ -35,7 +35,7 @@ export default async function zoneProxyRoutes(app: FastifyInstance): Promise<voi
     const match = PREFIX.exec(rawUrl);
     const pass = await passZoneProxy(app.ctx, parseId(match?.[1]), userCredential(authorization, cookie));
     const target = upstreamUrl(pass.zoneAppUrl, rawUrl.slice(match![0].length));
-    if (!target) throw new ApiError('invalid_body', 'path must not contain . or .. segments');
+    if (!target) throw new ApiError('invalid_body', 'path must stay under the zone app: no . or .. segments, however encoded');
     return forward(client, req, reply, target, forwardedRequestHeaders(req, pass.zoneToken, `/zones/${pass.agentId}/app`));
   };
   const methods = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
