@@ -16,6 +16,7 @@ import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
 import alertRoutes from './routes/alerts.ts';
 import { countRefusedRequests } from './http/rate-limit.ts';
+import { refuseUnstorableBodies } from './http/storable-body.ts';
 import { lazyChildLogger } from './http/lazy-request-logger.ts';
 
 declare module 'fastify' {
@@ -67,6 +68,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     done();
   });
   installErrorHandling(app);
+  refuseUnstorableBodies(app);
   countRefusedRequests(app);
 
   await app.register(healthRoutes);

@@ -5,7 +5,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { registerRun } from '../../runs/register-run.ts';
 
 const Body = Type.Object(
@@ -25,7 +24,6 @@ export default async function registerRoute(app: FastifyInstance): Promise<void>
     {
       schema: { body: Body },
       config: { validationCode: 'validation_failed', rateLimit: { bucket: 'register', limit: LIMITS.register } },
-      preValidation: rejectUnstorableBody,
     },
     async (req, reply) => {
       const result = await registerRun(app.ctx, req.agent!, req.body);
