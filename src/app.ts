@@ -16,6 +16,8 @@ import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
 import alertRoutes from './routes/alerts.ts';
 import { countRefusedRequests } from './http/rate-limit.ts';
+import { refuseUnstorableBodies } from './http/storable-body.ts';
+import { clientErrorHandler, serverTimeouts } from './http/slow-clients.ts';
 import { lazyChildLogger } from './http/lazy-request-logger.ts';
 
 declare module 'fastify' {
@@ -36,14 +38,17 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // request on the hottest paths.
   const requestIdPrefix = `req_${randomBytes(6).toString('hex')}`;
   let requestCounter = 0;
-  const options: FastifyServerOptions = {
+  const nextRequestId = () => `${requestIdPrefix}${(++requestCounter).toString(36)}`;
+  const options: FastifyServerOptions & { http: object } = {
     loggerInstance: ctx.log,
     // One line per request (below), not Fastify's two at info: the hot paths stay cheap, LOG_LEVEL=debug gives an
     // access log, and 5xx answers are always logged.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
-    genReqId: () => `${requestIdPrefix}${(++requestCounter).toString(36)}`,
+    genReqId: nextRequestId,
     bodyLimit: ctx.config.maxJsonBodyBytes, // spec 8.4: input/output JSON has no hard cap; one operator ceiling
+    ...serverTimeouts(ctx.config), // slow clients: request, headers, keep-alive and connection idle timeouts
+    clientErrorHandler: clientErrorHandler(nextRequestId),
     routerOptions: { maxParamLength: 512 },
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
@@ -67,6 +72,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     done();
   });
   installErrorHandling(app);
+  refuseUnstorableBodies(app);
   countRefusedRequests(app);
 
   await app.register(healthRoutes);

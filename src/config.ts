@@ -30,6 +30,16 @@ export interface Config {
   dbConnectTimeoutMs: number;
   /** Server-side ceiling on one statement, and on a transaction sitting idle; 0 = none. */
   dbStatementTimeoutMs: number;
+  /** Slow clients (decisions.md "Slow clients"): the whole request, headers and body, must arrive within this. */
+  requestTimeoutMs: number;
+  /** The request headers must arrive within this (at most requestTimeoutMs). */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** A connection with no byte moving either way for this long is closed; 0 = never. Longer than any held answer. */
+  connectionIdleTimeoutMs: number;
+  /** A download whose client has taken nothing for this long is ended, its run failed and the runtime call closed. */
+  downloadStallMs: number;
 }
 
 export class ConfigError extends Error {
@@ -39,6 +49,8 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Spec 8.3's platform ceiling on a synchronous wait (sync/wait-window.ts; config sits below that layer). */
+const SYNC_WAIT_CEILING_MS = 300_000;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const problems: string[] = [];
@@ -80,6 +92,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const dbStatementTimeoutMs = int('ARS_DB_STATEMENT_TIMEOUT_MS', 15_000, 0, 86_400_000);
   if (dbStatementTimeoutMs > 0 && dbStatementTimeoutMs < 100) problems.push('ARS_DB_STATEMENT_TIMEOUT_MS must be 0 (no limit) or at least 100');
 
+  // Slow clients. A held synchronous answer (spec 8.3: up to 5 minutes) sends nothing while it waits, so a
+  // connection idle timeout must outlast it; only the download stall bounds a client that stops reading.
+  const requestTimeoutMs = int('ARS_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000);
+  const headersTimeoutMs = int('ARS_HEADERS_TIMEOUT_MS', 10_000, 1_000, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) problems.push('ARS_HEADERS_TIMEOUT_MS must not be longer than ARS_REQUEST_TIMEOUT_MS');
+  const connectionIdleTimeoutMs = int('ARS_CONNECTION_IDLE_TIMEOUT_MS', 330_000, 0, 86_400_000);
+  if (connectionIdleTimeoutMs > 0 && connectionIdleTimeoutMs <= SYNC_WAIT_CEILING_MS) {
+    problems.push(`ARS_CONNECTION_IDLE_TIMEOUT_MS must be 0 (none) or longer than ${SYNC_WAIT_CEILING_MS} (a held synchronous answer waits that long in silence)`);
+  }
+
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -103,6 +125,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolSize: int('ARS_DB_POOL_SIZE', 20, 1, 1_000),
     dbConnectTimeoutMs: int('ARS_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbStatementTimeoutMs,
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: int('ARS_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 3_600_000),
+    connectionIdleTimeoutMs,
+    downloadStallMs: int('ARS_DOWNLOAD_STALL_MS', 60_000, 1_000, 3_600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -12,10 +12,12 @@ const STATUS_BY_CODE = {
   conflict: 409,
   backward_transition: 409, // spec part 3 rule 1
   waitpoint_unavailable: 409, // spec 4.9 / part 7
+  request_timeout: 408, // the request did not arrive within ARS_REQUEST_TIMEOUT_MS (http/slow-clients.ts)
   payload_too_large: 413,
   validation_failed: 422, // validation failure where the endpoint answers 422 (register, callback)
   agent_unavailable: 422, // not platform-managed, not active, wrong output kind, runtime unsupported
   rate_limited: 429,
+  headers_too_large: 431,
   runtime_failed: 500, // the runtime could not be invoked (spec part 7)
   internal: 500,
   run_failed: 502, // synchronous call: the run failed or was cancelled; runtime answered JSON for a download

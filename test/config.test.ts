@@ -69,3 +69,26 @@ describe('config: master keys (decisions.md "Storage and secrets")', () => {
     }
   });
 });
+
+describe('config: slow clients (issue 12, decisions.md "Slow clients")', () => {
+  it('defaults: request 30 s, headers 10 s, keep-alive 72 s, connection idle 330 s, download stall 60 s', () => {
+    expect(loadConfig({})).toMatchObject({
+      requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000, connectionIdleTimeoutMs: 330_000, downloadStallMs: 60_000,
+    });
+  });
+
+  it('takes each of them, and 0 for no connection idle timeout', () => {
+    expect(loadConfig({
+      ARS_REQUEST_TIMEOUT_MS: '60000', ARS_HEADERS_TIMEOUT_MS: '60000', ARS_KEEP_ALIVE_TIMEOUT_MS: '5000', ARS_CONNECTION_IDLE_TIMEOUT_MS: '0', ARS_DOWNLOAD_STALL_MS: '1000',
+    })).toMatchObject({ requestTimeoutMs: 60_000, headersTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, connectionIdleTimeoutMs: 0, downloadStallMs: 1_000 });
+  });
+
+  it('refuses, naming the variable: headers longer than the request, a connection idle timeout a held answer outlasts', () => {
+    expect(problems({ ARS_REQUEST_TIMEOUT_MS: '5000', ARS_HEADERS_TIMEOUT_MS: '6000' })).toEqual([expect.stringContaining('ARS_HEADERS_TIMEOUT_MS')]);
+    for (const ms of ['300000', '60000']) {
+      expect(problems({ ARS_CONNECTION_IDLE_TIMEOUT_MS: ms }), ms).toEqual([expect.stringContaining('ARS_CONNECTION_IDLE_TIMEOUT_MS')]);
+    }
+    expect(problems({ ARS_DOWNLOAD_STALL_MS: '10' })).toEqual([expect.stringContaining('ARS_DOWNLOAD_STALL_MS')]);
+    expect(problems({ ARS_REQUEST_TIMEOUT_MS: 'soon' })).toEqual([expect.stringContaining('ARS_REQUEST_TIMEOUT_MS')]);
+  });
+});

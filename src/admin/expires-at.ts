@@ -1,8 +1,8 @@
 // OAuth `expires_at` on a connection: an ISO 8601 timestamp with a zone, or epoch seconds (what token endpoints
 // and most SDKs hand out). Epoch milliseconds are refused rather than read as a date thousands of years away.
 import { errors } from '../errors.ts';
+import { parseTimestamp, TIMESTAMP_RULE } from '../lib/timestamps.ts';
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 const MAX_EPOCH_SECONDS = 99_999_999_999; // year 5138: anything larger is milliseconds by mistake
 
 export function parseExpiresAt(value: unknown): Date {
@@ -12,7 +12,7 @@ export function parseExpiresAt(value: unknown): Date {
     }
     return new Date(value * 1000);
   }
-  const date = typeof value === 'string' && value.length <= 64 ? new Date(value) : new Date(NaN);
-  if (typeof value !== 'string' || !ISO.test(value) || Number.isNaN(date.getTime())) throw errors.invalid('body.expires_at', 'must be an ISO 8601 timestamp or whole epoch seconds');
+  const date = parseTimestamp(value);
+  if (!date) throw errors.invalid('body.expires_at', `${TIMESTAMP_RULE}, or whole epoch seconds`);
   return date;
 }

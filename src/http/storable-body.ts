@@ -1,14 +1,23 @@
-// Routes that store the JSON body they are sent refuse what PostgreSQL cannot store before anything is written,
-// so bad input is a 4xx naming the field rather than a 500 at INSERT time (lib/storable-json.ts says what and why).
-//
-// Use as a route's preValidation hook (`preValidation: rejectUnstorableBody`); it answers with the route's
-// validation code (400 invalid_body, or 422 where `config.validationCode` says so).
-import type { FastifyRequest } from 'fastify';
+// Every JSON body a route is sent — stored (runs, admin records) or forwarded (waitpoint payloads to a runtime) —
+// is refused when it holds what PostgreSQL cannot store or JSON cannot carry (lib/storable-json.ts says what and
+// why), before anything is written or sent: a 4xx naming the field rather than a 500 at INSERT time or in
+// JSON.stringify. One app-wide hook (buildApp installs it), so a route added later cannot forget it. Bodies kept
+// as raw bytes (webhooks, alerts, the zone proxy) are not JSON documents here and pass untouched: what a webhook
+// sender or a runtime hands us is stored rewritten instead.
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { findUnstorable } from '../lib/storable-json.ts';
 
-/** preValidation hook: 4xx naming the field when the parsed body holds something the database cannot store. */
-export async function rejectUnstorableBody(req: FastifyRequest): Promise<void> {
-  const found = findUnstorable(req.body);
-  if (found) throw new ApiError(req.routeOptions.config.validationCode ?? 'invalid_body', `${found.path} ${found.problem}`);
+/** preValidation: 4xx naming the field (the route's validation code: 400 invalid_body, or 422). */
+export function rejectUnstorableBody(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const body = req.body;
+  if (body === undefined || body === null || Buffer.isBuffer(body)) return done();
+  const found = findUnstorable(body);
+  if (!found) return done();
+  done(new ApiError(req.routeOptions.config.validationCode ?? 'invalid_body', `${found.path} ${found.problem}`));
+}
+
+export function refuseUnstorableBodies(app: FastifyInstance): void {
+  // Callback-style: an async hook on every request costs a promise and a microtask hop (decisions.md).
+  app.addHook('preValidation', rejectUnstorableBody);
 }

@@ -1,10 +1,11 @@
 // PostgreSQL cannot store every JSON value JavaScript can parse: jsonb and text refuse U+0000 ("unsupported
 // Unicode escape sequence"), jsonb refuses an unpaired UTF-16 surrogate ("invalid input syntax for type json"), and
 // very deep nesting overflows the stack of JSON.stringify here or of the database's parser (seen at ~5000 levels
-// on both PGlite and PostgreSQL). Left alone, each of those is a 500 at INSERT time. This is the one place that
-// knows them, with two answers:
-// - a request body the caller controls is refused up front, naming the field (`findUnstorable`, used by the
-//   routes' preValidation hooks: decisions.md "Errors", never a 5xx for bad input);
+// on both PGlite and PostgreSQL). Left alone, each of those is a 500 at INSERT time. A number beyond the double
+// range (1e400) is parsed as Infinity, which JSON.stringify writes as null: stored, it would silently be another
+// value. This is the one place that knows them, with two answers:
+// - a request body the caller controls is refused up front, naming the field (`findUnstorable`, used by the app's
+//   one preValidation hook, http/storable-body.ts: decisions.md "Errors", never a 5xx for bad input);
 // - what a runtime, task or webhook sender hands us is stored, not refused, so it is rewritten (`storableJson`,
 //   `stripNul`) or, past MAX_JSON_DEPTH, not carried (`nestsTooDeep`).
 import { isPlainObject } from './merge.ts';
@@ -70,6 +71,7 @@ export function findUnstorable(value: unknown, root = 'body'): Unstorable | null
       if (problem) return { path: pathOf(frame, root), problem };
       continue;
     }
+    if (typeof v === 'number' && !Number.isFinite(v)) return { path: pathOf(frame, root), problem: 'is a number too large to store (beyond the range of a double)' };
     if (typeof v !== 'object' || v === null) continue;
     if (frame.depth >= MAX_JSON_DEPTH) return { path: pathOf(frame, root), problem: `nests deeper than ${MAX_JSON_DEPTH} levels` };
     const depth = frame.depth + 1;
@@ -99,7 +101,8 @@ export function nestsTooDeep(root: unknown): boolean {
 
 // jsonb refuses two escapes JSON.stringify can emit: `\u0000` (NUL) and a lone surrogate (`\ud800`…). NUL becomes
 // the visible text `\u0000` (as stripNul does), a lone surrogate becomes U+FFFD. JSON.stringify emits paired
-// surrogates raw, so every surrogate escape in its output is a lone one.
+// surrogates raw, so every surrogate escape in its output is a lone one. (A number beyond the double range is
+// already null in JSON.stringify's output.)
 const UNSTORABLE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(0000|d[89a-f][0-9a-f]{2})/gi;
 
 /** JSON text that PostgreSQL jsonb accepts, for output a runtime or task hands us (stored, never refused). */

@@ -13,6 +13,7 @@ import type { RemoteOwner } from '../runtimes/runtime-adapter.ts';
 import { constantTimeEqual } from '../lib/secrets.ts';
 import { sealedAt } from '../storage/sealed-columns.ts';
 import { parseJson } from '../runtimes/http.ts';
+import { findUnstorable } from '../lib/storable-json.ts';
 
 export interface InboundAlert {
   runtimeId: number | null;
@@ -135,20 +136,22 @@ interface TriggerAlertBody {
 function parseTriggerDevAlert(value: object): ParsedAlert | AlertOutcome {
   const body = value as TriggerAlertBody;
   if (body.type === undefined && body.object === undefined && body.run !== undefined) {
-    const runId = body.run.id;
-    if (typeof runId !== 'string' || runId === '') return { kind: 'invalid', message: 'run.id is required' };
+    const runId = idOf(body.run.id, 'run.id');
+    if (typeof runId !== 'string') return runId;
     const message = textOf(body.error?.message) ?? textOf(body.error?.name) ?? 'Run failed in the runtime';
     return { alertId: `run:${runId}`, externalRunId: runId, to: 'failed', error: message, owner: taskOwner(body.task?.id) };
   }
   if (body.type !== undefined && body.type !== 'alert.run.failed') return { kind: 'ignored', reason: `alert type ${String(body.type)} is not about a run failure` };
   const run = body.object?.run;
-  if (typeof body.id !== 'string' || body.id === '') return { kind: 'invalid', message: 'id is required' };
-  if (typeof run?.id !== 'string' || run.id === '') return { kind: 'invalid', message: 'object.run.id is required' };
-  const status = typeof run.status === 'string' ? run.status : 'FAILED';
+  const alertId = idOf(body.id, 'id');
+  if (typeof alertId !== 'string') return alertId;
+  const runId = idOf(run?.id, 'object.run.id');
+  if (typeof runId !== 'string') return runId;
+  const status = typeof run?.status === 'string' ? run.status : 'FAILED';
   // Trigger.dev sends no alert for CANCELED; should one ever come, the run is cancelled, not failed.
   const to = status === 'CANCELED' ? 'cancelled' : 'failed';
-  const message = textOf(run.error?.message) ?? textOf(run.error?.name) ?? `Run ended with status ${status} in the runtime`;
-  return { alertId: body.id, externalRunId: run.id, to, error: message, owner: taskOwner(body.object?.task?.id) };
+  const message = textOf(run?.error?.message) ?? textOf(run?.error?.name) ?? `Run ended with status ${status} in the runtime`;
+  return { alertId, externalRunId: runId, to, error: message, owner: taskOwner(body.object?.task?.id) };
 }
 
 interface N8nAlertBody {
@@ -158,8 +161,8 @@ interface N8nAlertBody {
 /** The error workflow's POST: one per failed execution, so the execution id is the dedupe key. */
 function parseN8nAlert(value: object): ParsedAlert | AlertOutcome {
   const ex = (value as N8nAlertBody).execution;
-  const id = typeof ex?.id === 'number' ? String(ex.id) : ex?.id;
-  if (typeof id !== 'string' || id === '') return { kind: 'invalid', message: 'execution.id is required' };
+  const id = idOf(ex?.id, 'execution.id', true);
+  if (typeof id !== 'string') return id;
   const message = textOf(ex?.error?.message) ?? 'Workflow execution failed in the runtime';
   // `workflow.id` alone does not say which path the workflow serves: the execution is read for that.
   return { alertId: `execution:${id}`, externalRunId: id, to: 'failed', error: message, owner: null };
@@ -168,6 +171,19 @@ function parseN8nAlert(value: object): ParsedAlert | AlertOutcome {
 /** The task identifier an alert names (`task.id`), as the owner of its run. */
 function taskOwner(id: unknown): RemoteOwner | null {
   return typeof id === 'string' && id !== '' ? { taskIdentifier: id } : null;
+}
+
+/**
+ * An id the alert names, as the receipt and the run lookup use it: a non-empty string (n8n also sends whole
+ * numbers) that can be stored as sent. Anything else is an invalid alert (400) rather than a 500 at INSERT time.
+ */
+function idOf(value: unknown, field: string, numeric = false): string | { kind: 'invalid'; message: string } {
+  if (typeof value === 'number' && numeric) {
+    return Number.isSafeInteger(value) ? String(value) : { kind: 'invalid', message: `${field} must be a string or a whole number below 2^53` };
+  }
+  if (typeof value !== 'string' || value === '') return { kind: 'invalid', message: `${field} is required` };
+  const bad = findUnstorable(value, field);
+  return bad ? { kind: 'invalid', message: `${bad.path} ${bad.problem}` } : value;
 }
 
 function textOf(v: unknown): string | null {

@@ -2,6 +2,7 @@
 // transport so each rule can be read and tested on its own.
 import type { MappedStatus, RemoteOwner, RemoteStatus, RuntimeLogEntry, WorkflowAnswer } from './runtime-adapter.ts';
 import { parseJson } from './http.ts';
+import { storableDate } from '../lib/timestamps.ts';
 import type { HeldAnswer } from './held-call.ts';
 
 export const EXECUTION_ID_HEADER = 'x-n8n-execution-id';
@@ -164,13 +165,16 @@ export function logsFromExecution(ex: Execution): RuntimeLogEntry[] {
   return entries.sort((a, b) => a.order - b.order).map(({ order: _order, ...e }) => e);
 }
 
+/** A runtime's timestamp, or null when it is none or one a timestamptz cannot take (lib/timestamps.ts). */
 export function toDate(v: unknown): Date | null {
   if (typeof v !== 'string' && typeof v !== 'number') return null;
-  const d = new Date(v);
-  return Number.isNaN(d.getTime()) ? null : d;
+  return storableDate(new Date(v));
 }
 
-/** The execution id inside a resume URL (`…/webhook-waiting/{id}[/suffix][?signature=…]`), when there is one. */
+/**
+ * The execution id inside a resume URL (`…/webhook-waiting/{id}[/suffix][?signature=…]`), when there is one. The
+ * URL came from a callback: a malformed percent-escape means there is none (decodeURIComponent would throw).
+ */
 export function executionIdFromResumeUrl(url: URL): string | null {
   const m = /\/webhook-waiting\/([^/]+)/.exec(url.pathname);
   if (!m?.[1]) return null;

@@ -9,6 +9,7 @@ import { fail, joinUrl, RuntimeHttp, runtimeMessage, unbuildableUrl, type ApiRes
 import type { RuntimeCallName } from './runtime-calls.ts';
 import type { OutboundClient } from '../lib/safe-http.ts';
 import { fetchPresignedOutput } from './presigned-output.ts';
+import { storableDate } from '../lib/timestamps.ts';
 
 /** Without it Trigger.dev answers the legacy status vocabulary, with no WAITING or DEQUEUED (⚠ runtimes.md). */
 export const TRIGGER_API_VERSION = '2025-07-16';
@@ -225,7 +226,8 @@ function failureFor(res: ApiResponse, what: string): { ok: false; failure: Runti
     // Trigger.dev sends no Retry-After, only x-ratelimit-reset in epoch milliseconds (⚠).
     failure.retryable = true;
     const reset = Number(headers['x-ratelimit-reset']);
-    if (Number.isFinite(reset) && reset > 0) failure.retryAt = new Date(reset);
+    const retryAt = reset > 0 ? storableDate(new Date(reset)) : null;
+    if (retryAt) failure.retryAt = retryAt;
     failure.message = `${what}: rate limited by the task runtime`;
   } else if (status >= 500) {
     Object.assign(failure, { kind: 'unreachable', retryable: true });
@@ -235,10 +237,10 @@ function failureFor(res: ApiResponse, what: string): { ok: false; failure: Runti
   return { ok: false, failure };
 }
 
+/** A runtime's timestamp, or null when it is none or one a timestamptz cannot take (lib/timestamps.ts). */
 function toDate(v: unknown): Date | null {
   if (typeof v !== 'string' && typeof v !== 'number') return null;
-  const d = new Date(v);
-  return Number.isNaN(d.getTime()) ? null : d;
+  return storableDate(new Date(v));
 }
 
 interface TriggerEvent {

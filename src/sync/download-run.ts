@@ -7,9 +7,10 @@
 // - The run becomes `running` when the first byte arrives, and `completed` once the response has finished
 //   flushing to the caller (duration and completed_at cover generation and transfer).
 // - A caller that hangs up mid-stream fails the run and aborts the runtime call; so does the runtime breaking
-//   off. A run failed or cancelled elsewhere (an admin cancel, the running timeout, on any instance) ends the
-//   call too. A run a callback marks completed is still streamed: the caller is owed the file, and the first
-//   terminal write stands (the file metadata is then not recorded over it).
+//   off, and a caller that stops reading for ARS_DOWNLOAD_STALL_MS. A run failed or cancelled elsewhere (an admin
+//   cancel, the running timeout, on any instance) ends the call too. A run a callback marks completed is still
+//   streamed: the caller is owed the file, and the first terminal write stands (the file metadata is then not
+//   recorded over it).
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
@@ -27,6 +28,7 @@ import { waitWindowMs } from './wait-window.ts';
 import { downloadHeaders, outputsHeader } from './download-headers.ts';
 import { firstChunk, jsonReason } from './stream-start.ts';
 import { errorText } from '../runs/run-view.ts';
+import { watchWriteStall } from './write-stall.ts';
 
 export interface DownloadRequest {
   input?: object;
@@ -167,10 +169,19 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
 
     const track = (resp: ServerResponse): Promise<RunHead | null> =>
       new Promise((resolve) => {
+        // A client that stops reading is cut after ARS_DOWNLOAD_STALL_MS (sync/write-stall.ts).
+        let stalled = false;
+        const stall = watchWriteStall(resp, ctx.config.downloadStallMs, () => {
+          stalled = true;
+          resp.destroy();
+        });
         resp.once('close', () => {
+          stall.stop();
           endedElsewhere.signal.removeEventListener('abort', onEnded);
           unwatch();
-          const flushed = resp.writableFinished && !counter.errored;
+          const brokeOff = counter.errored !== null;
+          const flushed = resp.writableFinished && !brokeOff;
+          if (!flushed) upstream.body.destroy(); // the runtime's answer (and its socket) closes with the caller's
           const record = flushed
             ? finish(ctx, run, 'completed', {
                 outputData: { kind: 'file_download', filename: meta.filename, mimeType: meta.mimeType, sizeBytes: bytes },
@@ -178,9 +189,11 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
               })
             : endedElsewhere.signal.aborted
               ? findRun(ctx.db, run.id).then((row) => row ?? run) // someone else ended the run and wrote why
-              : fail(ctx, run, counter.errored
-                  ? `the runtime broke off the download after ${bytes} bytes`
-                  : `client disconnected during download after ${bytes} bytes`);
+              : fail(ctx, run, stalled
+                  ? `client stopped reading: nothing was taken for ${ctx.config.downloadStallMs / 1000} s, after ${bytes} bytes`
+                  : brokeOff
+                    ? `the runtime broke off the download after ${bytes} bytes`
+                    : `client disconnected during download after ${bytes} bytes`);
           record.then(resolve, (err: unknown) => {
             ctx.log.error({ err, runId: run.id }, 'could not record the end of a download');
             resolve(null);

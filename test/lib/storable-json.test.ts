@@ -63,6 +63,12 @@ describe('findUnstorable (decisions.md "Errors": bad input is a 4xx naming the f
     expect(findUnstorable({ s: '\ud83d\ude00' })).toBeNull();
   });
 
+  it('refuses a number beyond the double range (JSON.parse reads 1e400 as Infinity; stored it would be null), not 2^64', () => {
+    expect(findUnstorable(JSON.parse('{"input":{"n":[1, 1e400]}}'))).toEqual({ path: 'body.input.n.1', problem: expect.stringMatching(/number too large/) });
+    expect(findUnstorable(JSON.parse('{"n":-1e400}'))?.path).toBe('body.n');
+    expect(findUnstorable(JSON.parse('{"n":18446744073709551616,"m":1e308,"tiny":1e-400}'))).toBeNull();
+  });
+
   it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels without recursing, and keeps the message short`, () => {
     let deep: unknown = 1;
     for (let i = 0; i < 200_000; i++) deep = [deep];

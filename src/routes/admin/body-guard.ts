@@ -1,7 +1,6 @@
 // Admin bodies are checked before schema validation so every refusal names its field (admin-api.md):
+// - what PostgreSQL cannot store, anywhere (the app-wide hook of http/storable-body.ts, which runs first);
 // - unknown top-level fields (the schema would only say "must NOT have additional properties");
-// - what PostgreSQL cannot store (NUL, lone surrogates, nesting past MAX_JSON_DEPTH: lib/storable-json.ts),
-//   anywhere (a 400 beats a 500);
 // - `__proto__`, `constructor` and `prototype` keys anywhere (deepMerge drops them later anyway, so they are
 //   refused up front rather than lost silently).
 // The admin context parses JSON itself, without secure-json-parse's blanket "forbidden prototype property"
@@ -9,7 +8,6 @@
 // as a plain own property and is refused here before any handler sees the body.
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.ts';
-import { findUnstorable } from '../../lib/storable-json.ts';
 
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -28,7 +26,7 @@ export function installAdminBodyHandling(app: FastifyInstance): void {
     // No body on a write is an empty object, so a missing field is named ("body.name is required").
     if (req.body === undefined && (req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT')) req.body = {};
     if (req.body === undefined || req.body === null) return;
-    const problem = unknownField(req.body, req.routeOptions.schema?.body) ?? unstorable(req.body) ?? reservedKey(req.body);
+    const problem = unknownField(req.body, req.routeOptions.schema?.body) ?? reservedKey(req.body);
     if (problem) throw new ApiError('invalid_body', problem);
   });
 }
@@ -43,12 +41,7 @@ function unknownField(body: unknown, schema: unknown): string | null {
   return null;
 }
 
-function unstorable(body: unknown): string | null {
-  const found = findUnstorable(body);
-  return found && `${found.path} ${found.problem}`;
-}
-
-/** Iterative like findUnstorable, which has bounded the depth by the time this runs. */
+/** Iterative like findUnstorable, which has bounded the depth by the time this runs (it runs first). */
 function reservedKey(body: unknown): string | null {
   const stack: Array<[unknown, string]> = [[body, 'body']];
   while (stack.length > 0) {

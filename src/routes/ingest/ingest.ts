@@ -8,6 +8,7 @@ import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
+import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
 import { ingestRun } from '../../runs/ingest-run.ts';
 
 // RFC 3339, the ISO 8601 profile with a mandatory offset: a time without one would be read in the server's zone.
@@ -31,11 +32,11 @@ const Body = Type.Object(
   { additionalProperties: true },
 );
 
-/** The format check lets through a few strings Date cannot represent (a leap second `23:59:60`). */
+/** The format check lets through what a timestamptz cannot take (year 0000, a leap second): lib/timestamps.ts. */
 function toDate(field: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw errors.invalid(`body.${field}`, 'must be an ISO 8601 date-time with a time zone offset');
+  const date = parseTimestamp(value);
+  if (!date) throw errors.invalid(`body.${field}`, TIMESTAMP_RULE);
   return date;
 }
 
@@ -45,7 +46,6 @@ export default async function ingestRoute(app: FastifyInstance): Promise<void> {
     {
       schema: { body: Body },
       config: { rateLimit: { bucket: 'ingest', limit: LIMITS.ingest } },
-      preValidation: rejectUnstorableBody,
     },
     async (req) => {
       const body = req.body;

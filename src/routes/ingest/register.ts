@@ -5,7 +5,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { registerRun } from '../../runs/register-run.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
 
@@ -26,7 +25,6 @@ export default async function registerRoute(app: FastifyInstance): Promise<void>
     {
       schema: { body: Body },
       config: { validationCode: 'validation_failed', rateLimit: { bucket: 'register', limit: LIMITS.register } },
-      preValidation: rejectUnstorableBody,
     },
     async (req, reply) => {
       assertPathSafeExternalRunId(req.body.externalRunId, 'validation_failed');

@@ -5,7 +5,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndDownload } from '../../sync/download-run.ts';
@@ -28,7 +27,7 @@ export default async function triggerAndDownloadRoute(app: FastifyInstance): Pro
     {
       schema: { body: Body }, // part 7: an invalid body is 400 here (the default validation code)
       config: { rateLimit: { bucket: 'trigger-and-download', limit: LIMITS.triggerAndDownload, inWrite: true } },
-      preValidation: [emptyBodyAsObject, rejectUnstorableBody],
+      preValidation: emptyBodyAsObject,
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;

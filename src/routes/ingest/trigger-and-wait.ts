@@ -5,7 +5,6 @@ import { sendSyncOutcome } from '../../http/sync-outcome.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndWait } from '../../sync/trigger-and-wait.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
@@ -28,7 +27,7 @@ export default async function triggerAndWaitRoute(app: FastifyInstance): Promise
       schema: { body: Body },
       // Part 7 lists 422 (not 400) among this endpoint's errors: validation failures answer 422.
       config: { rateLimit: { bucket: 'trigger-and-wait', limit: LIMITS.triggerAndWait, inWrite: true }, validationCode: 'validation_failed' },
-      preValidation: [emptyBodyAsObject, rejectUnstorableBody],
+      preValidation: emptyBodyAsObject,
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;

@@ -5,7 +5,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { triggerRun } from '../../runs/trigger-run.ts';
 import { isOverLimit } from '../../rate-limits/rate-guard.ts';
 import { overLimit } from '../../http/rate-limit.ts';
@@ -27,7 +26,7 @@ export default async function triggerRoute(app: FastifyInstance): Promise<void> 
       schema: { body: Body },
       config: { rateLimit: { bucket: 'trigger', limit: LIMITS.trigger, inWrite: true } },
       // Both fields are optional, so a request without a body is a trigger with the default input.
-      preValidation: [emptyBodyAsObject, rejectUnstorableBody],
+      preValidation: emptyBodyAsObject,
     },
     async (req, reply) => {
       const result = await triggerRun(app.ctx, req.agent!, { ...req.body, guard: req.rateGuard });

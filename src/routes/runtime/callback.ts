@@ -7,7 +7,6 @@ import { Type, type Static } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { applyCallback, type CallbackError, type CallbackRequest } from '../../runs/callback.ts';
 import { outputsCount } from '../../runs/run-output.ts';
 import { overLimit } from '../../http/rate-limit.ts';
@@ -88,7 +87,6 @@ export default async function callbackRoute(app: FastifyInstance): Promise<void>
     {
       schema: { params: Type.Object({ runId: Type.String() }), body: Body },
       config: { validationCode: 'validation_failed', rateLimit: { bucket: 'runtime-calls', limit: LIMITS.callbackAndWaitpoint, inWrite: true } },
-      preValidation: rejectUnstorableBody,
     },
     async (req, reply) => {
       const runId = parseId(req.params.runId);

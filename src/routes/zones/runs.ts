@@ -7,7 +7,6 @@ import { Type, type Static } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { startZoneDownload, startZoneRun, startZoneRunAndWait, zoneRunView, type ZoneSyncRequest } from '../../zones/zone-runs.ts';
@@ -29,19 +28,19 @@ export default async function zoneRunRoutes(app: FastifyInstance): Promise<void>
     zoneRunView(app.ctx, req.agent!, parseId(req.params.runId)),
   );
 
-  r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: [emptyBodyAsObject, rejectUnstorableBody] }, async (req, reply) => {
+  r.post('/runs', { schema: { body: StartBody }, config: runsLimit, preValidation: emptyBodyAsObject }, async (req, reply) => {
     const result = await startZoneRun(app.ctx, { agent: req.agent!, userId: req.zoneUserId!, input: req.body.input, guard: req.rateGuard });
     if (isOverLimit(result)) throw overLimit(result);
     if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
     return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
   });
 
-  r.post('/runs/wait', { schema: { body: SyncBody }, config: runsLimit, preValidation: [emptyBodyAsObject, rejectUnstorableBody] }, async (req, reply) => {
+  r.post('/runs/wait', { schema: { body: SyncBody }, config: runsLimit, preValidation: emptyBodyAsObject }, async (req, reply) => {
     const outcome = await startZoneRunAndWait(app.ctx, syncRequest(req, req.body, reply));
     return sendSyncOutcome(reply, outcome);
   });
 
-  r.post('/runs/download', { schema: { body: SyncBody }, config: runsLimit, preValidation: [emptyBodyAsObject, rejectUnstorableBody] }, async (req, reply) => {
+  r.post('/runs/download', { schema: { body: SyncBody }, config: runsLimit, preValidation: emptyBodyAsObject }, async (req, reply) => {
     const outcome = await startZoneDownload(app.ctx, syncRequest(req, req.body, reply));
     if (outcome.kind === 'over_limit') throw overLimit(outcome);
     if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
