@@ -101,7 +101,6 @@ const PROXY_USERS: Row['allow'] = { memberToken: MEMBERS, orgAdminToken: MEMBERS
 // A page of another site must not make the user's browser change anything through the cookie (CSRF): an unsafe
 // method carried by the cookie alone from a cross-site origin is refused. Safe methods still load.
 const PROXY_USERS_UNSAFE: Row['allow'] = { ...PROXY_USERS, crossSiteCookie: { own: 403, otherAgent: 403, otherOrg: 403 } };
-const CSRF_FINDING = 'issue 12, zone finding "CSRF through the ars_session cookie" (fixed on the zone branch)';
 
 function row(method: string, route: string, pass: number, request: Row['request'], allow: Row['allow'], extra: Partial<Row> = {}): Row[] {
   const scopes = extra.scopes ?? (/:/.test(route) ? TENANT : ['none']);
@@ -185,7 +184,8 @@ const ROWS: Row[] = [
   // zones.md proxy: a signed-in user (personal token or session cookie); the zone app (a local server) answers 200.
   ...['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'].flatMap((m) => {
     const safe = m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
-    const rules = safe ? { allow: PROXY_USERS } : { allow: PROXY_USERS_UNSAFE, pending: { crossSiteCookie: CSRF_FINDING } };
+    // Issue 12 finding 1 (CSRF): an unsafe method signed in by a cross-site session cookie is 403.
+    const rules = safe ? { allow: PROXY_USERS } : { allow: PROXY_USERS_UNSAFE };
     return [
       { method: m, route: '/zones/:agentId/app', pass: 200, request: (x: Ids) => ({ url: `/zones/${x.agent}/app` }), scopes: TENANT, ...rules },
       { method: m, route: '/zones/:agentId/app/*', pass: 200, request: (x: Ids) => ({ url: `/zones/${x.agent}/app/page?q=1` }), scopes: TENANT, ...rules },
@@ -252,7 +252,7 @@ beforeAll(async () => {
     zoneJwt: bearer(await zoneToken(t, A.agent, users.member)),
     memberToken: bearer(member),
     orgAdminToken: bearer(await personal(users.orgAdmin)),
-    sessionCookie: { cookie: `theme=dark; ars_session=${member}` },
+    sessionCookie: { cookie: `theme=dark; ars_session=${member}`, 'sec-fetch-site': 'same-origin' }, // as the platform's own pages send it
     crossSiteCookie: { cookie: `theme=dark; ars_session=${member}`, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', referer: 'https://evil.example/' },
     platformUserToken: bearer(await personal(users.platformUser)),
     adminToken: bearer(ADMIN_TOKEN),

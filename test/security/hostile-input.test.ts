@@ -78,8 +78,8 @@ function outcome(slot: Slot, h: Hostile): Outcome {
       return refusedAnywhere[h.kind] ? { refuse: refusedAnywhere[h.kind]! } : { refuse: h.kind === 'bigint' ? NOT_STRING : /body\.url/ };
     case 'string':
       return refusedAnywhere[h.kind] ? { refuse: refusedAnywhere[h.kind]! } : h.kind === 'bigint' ? { refuse: NOT_STRING } : verbatim;
-    case 'free':
     case 'id':
+    case 'free':
       return refusedAnywhere[h.kind] ? { refuse: refusedAnywhere[h.kind]! } : verbatim;
   }
 }
@@ -148,7 +148,9 @@ async function expectRefused(e: Endpoint, body: string, status: number, code: st
 describe.each(ENDPOINTS.map((e) => [e.name, e] as const))('issue 12 hostile input: %s', (_name, e) => {
   it.each(VALUES.map((h) => [h.name, h] as const))('%s', async (_label, h) => {
     const slot = e.slot(h.kind);
-    const want = outcome(slot, h);
+    // Issue 12 finding 4: an externalRunId of `.` or `..` cannot be one path segment at the runtime.
+    const dotId = /runs\/(register|ingest)$/.test(e.name) && h.kind === 'id' && ['.', '..'].includes(JSON.parse(h.json) as string);
+    const want = dotId ? { refuse: /body\.externalRunId must not be "\." or "\.\."/ } : outcome(slot, h);
     const body = e.body(slot, h.json);
     if ('refuse' in want) return expectRefused(e, body, e.refusal[0], e.refusal[1], want.refuse);
     const p = await e.prepare();
@@ -209,8 +211,17 @@ describe('issue 12 hostile input: ids used later', () => {
   });
 
   // Spec 4.4: any 1-255 characters; the task runtime is then asked about it by id (polling).
-  const RUNTIME_PENDING = 'issue 12, runtime finding "path-like ids in runtime URLs" (dot segments; fixed on the runtime branch)';
-  const runtimeIds: Array<[string, string | null]> = [['..', RUNTIME_PENDING], ['.', RUNTIME_PENDING], ['a/b', null], ['%2e%2e', null], ['a\\b', null]];
+  const runtimeIds: Array<[string, string | null]> = [['a/b', null], ['%2e%2e', null], ['a\\b', null]];
+  // Issue 12 finding 4: `.` and `..` cannot be one path segment; /register refuses them, naming the field, writing nothing.
+  for (const id of ['..', '.']) {
+    it(`a registered externalRunId ${JSON.stringify(id)} is refused at the door (422 naming externalRunId), nothing written`, async () => {
+      const before = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM runs');
+      const reg = await t.app.inject({ method: 'POST', url: `/api/agents/${x.task.agent.id}/runs/register`, headers: { ...x.task.ingestAuth, 'content-type': 'application/json' }, payload: { externalRunId: id } });
+      expect(reg.statusCode, reg.body).toBe(422); // /register's validation status (spec 4.4)
+      expect(reg.body).toContain('externalRunId');
+      expect((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM runs')).rows[0]!.n).toBe(before.rows[0]!.n);
+    });
+  }
   const polled = async (id: string) => {
     const reg = await t.app.inject({ method: 'POST', url: `/api/agents/${x.task.agent.id}/runs/register`, headers: { ...x.task.ingestAuth, 'content-type': 'application/json' }, payload: { externalRunId: id } });
     expect(reg.statusCode, reg.body).toBe(201);
@@ -218,7 +229,10 @@ describe('issue 12 hostile input: ids used later', () => {
     const seen = trig.requests.length;
     await pollDueRuns(t.ctx);
     const asked = trig.requests.slice(seen).filter((r) => r.method === 'GET');
-    expect(asked.map((r) => r.path)).toEqual([`/api/v3/runs/${encodeURIComponent(id)}`]);
+    // Other registered runs are due too (a registered run's first poll is due at once): every read stays one
+    // segment under /api/v3/runs/, and this id's is its encoded self.
+    for (const r of asked) expect(r.path).toMatch(/^\/api\/v3\/runs\/[^/]+$/);
+    expect(asked.map((r) => r.path)).toContain(`/api/v3/runs/${encodeURIComponent(id)}`);
   };
   for (const [id, pending] of runtimeIds) {
     const name = `a registered externalRunId ${JSON.stringify(id)} reaches the runtime as one path segment`;

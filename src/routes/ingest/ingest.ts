@@ -6,7 +6,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { rejectUnstorableBody } from '../../http/storable-body.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
 import { ingestRun } from '../../runs/ingest-run.ts';
