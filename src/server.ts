@@ -7,6 +7,7 @@ import { migrate } from './storage/migrate.ts';
 import { createContext, stopContext } from './context.ts';
 import { buildApp } from './app.ts';
 import { startBackgroundWork } from './background/index.ts';
+import { settledWithin } from './lib/within.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs + HARD_EXIT_MARGIN_MS).unref();
     app.log.info({ signal, graceMs: config.shutdownGraceMs, heldCalls: ctx.heldCalls.size }, 'shutting down');
-    await Promise.race([app.close(), until(deadline)]); // stop accepting; held waits answer 202 (the preClose hook)
+    await settledWithin(app.close(), deadline - Date.now()); // stop accepting; held waits answer 202 (the preClose hook)
     await background.stop(); // stop re-arming sweepers and wait for a running sweep
     await ctx.heldCalls.drain(deadline);
     const handedBack = ctx.heldCalls.size;
@@ -66,8 +67,5 @@ async function main(): Promise<void> {
 /** After the grace period: closing the rest (handing calls back, the pool) takes at most this long. */
 const HARD_EXIT_MARGIN_MS = 5_000;
 
-function until(deadline: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref());
-}
 
 await main();

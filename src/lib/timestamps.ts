@@ -22,6 +22,12 @@ export function storableDate(date: Date): Date | null {
   return Number.isFinite(ms) && ms >= MIN_STORABLE_MS && ms <= MAX_STORABLE_MS ? date : null;
 }
 
+/** A runtime's timestamp (text or epoch ms), or null when it is none or one a timestamptz cannot take. */
+export function runtimeDate(v: unknown): Date | null {
+  if (typeof v !== 'string' && typeof v !== 'number') return null;
+  return storableDate(new Date(v));
+}
+
 /** An ISO 8601 / RFC 3339 timestamp with an offset, within years 0001-9999 UTC; null for anything else. */
 export function parseTimestamp(text: unknown): Date | null {
   if (typeof text !== 'string' || text.length > 40) return null;

@@ -7,6 +7,14 @@ export class TookTooLong extends Error {
   }
 }
 
+/**
+ * Whether `work` settled within `ms` (its value or failure is not wanted: a shutdown step, a pool closing). Never
+ * rejects; past the limit the caller goes on.
+ */
+export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  return within(work, Math.max(0, ms)).then(() => true, (err: unknown) => !(err instanceof TookTooLong));
+}
+
 /** `work`'s value; rejects with work's own error, or with TookTooLong once `ms` have passed. */
 export async function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -2,6 +2,7 @@
 // (synchronous callers, workflow calls), the outbox backlog and the database pool. A scrape must answer even when
 // the database does not: a backlog count that fails or is slow reports NaN (unknown), never a reassuring 0.
 import { Gauge, type Registry } from 'prom-client';
+import { within } from '../lib/within.ts';
 
 export interface PoolStats {
   /** Connections open (idle or in use). */
@@ -49,7 +50,7 @@ export function addScrapeGauges(registry: Registry, sources: ScrapeSources): voi
     registers,
     async collect() {
       try {
-        this.set(await within(BACKLOG_TIMEOUT_MS, sources.outboxBacklog()));
+        this.set(await within(sources.outboxBacklog(), BACKLOG_TIMEOUT_MS));
       } catch (err) {
         this.set(Number.NaN);
         sources.onCollectError(err);
@@ -73,8 +74,3 @@ export function addScrapeGauges(registry: Registry, sources: ScrapeSources): voi
   pool('ars_db_pool_waiting_queries', 'Queries waiting for a free connection of this instance\'s pool', (s) => s.waiting);
 }
 
-function within<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}

@@ -7,6 +7,7 @@ import type { WorkflowAnswer } from '../runtimes/runtime-adapter.ts';
 import type { TransitionResult } from './run-transitions.ts';
 import { isTerminal } from './run-states.ts';
 import type { RunWatch } from './run-watch.ts';
+import { settledWithin } from '../lib/within.ts';
 
 /** Why a held call was ended by us rather than by the runtime. Only 'timeout' writes to the run on its own. */
 export type AbortReason = 'timeout' | 'cancel' | 'window' | 'terminal' | 'shutdown';
@@ -100,11 +101,9 @@ export class HeldCalls {
    */
   async drain(deadline: number): Promise<void> {
     while (this.#calls.size > 0 && Date.now() < deadline) {
+      // A call not yet accepted by the runtime has no `settled`: looked at again shortly.
       const pending = [...this.#calls.values()].map((e) => e.settled ?? new Promise((r) => setTimeout(r, 50)));
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now()))));
-      await Promise.race([Promise.all(pending), late]);
-      clearTimeout(timer);
+      await settledWithin(Promise.all(pending), deadline - Date.now());
     }
   }
 

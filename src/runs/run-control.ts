@@ -1,6 +1,7 @@
 // Operator control of a run (decisions.md "Runs and the state machine": cancel; spec 2.2: logs are fetched from
 // the runtime on demand, never stored). Shared by the admin API and, for cancel, the zone equivalent.
 import type { AppContext } from '../context.ts';
+import type { AgentRow } from '../agents/agents-repo.ts';
 import { findRun, type RunRow } from './runs-repo.ts';
 import { transition } from './run-transitions.ts';
 import { noteRuntime } from './run-leases.ts';
@@ -41,8 +42,7 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
   if (!run) return { kind: 'not_found' };
   if (isTerminal(run.status)) return { kind: 'already_terminal', run };
 
-  const agent = await ctx.agents.get(run.agent_id);
-  const runtime = agent?.runtime_id ? await ctx.agents.runtime(agent.runtime_id) : null;
+  const { agent, runtime } = await runtimeOf(ctx, run);
   // The held call's answer (n8n's "cancelled manually" to the stop below) then writes nothing: this cancel
   // writes the status, with its own reason.
   const heldHere = ctx.heldCalls.abort(runId, 'cancel');
@@ -122,14 +122,15 @@ export type LogsResult = { kind: 'ok'; logs: unknown[] } | { kind: 'upstream_fai
 export async function fetchRunLogs(ctx: AppContext, runId: number): Promise<LogsResult> {
   const run = await findRun(ctx.db, runId);
   if (!run) return { kind: 'not_found' };
-  const runtime = await runtimeOf(ctx, run);
+  const { runtime } = await runtimeOf(ctx, run);
   if (!runtime || !run.external_run_id) return { kind: 'ok', logs: [] };
   const res = await ctx.runtimes.get(runtime.kind).fetchLogs(runtime, run.external_run_id);
   if (!res.ok) return { kind: 'upstream_failed', message: `the runtime did not return logs: ${res.failure.message}`, runId };
   return { kind: 'ok', logs: res.value };
 }
 
-async function runtimeOf(ctx: AppContext, run: RunRow): Promise<RuntimeConnection | null> {
+/** The run's agent and its runtime, from the per-instance cache. */
+async function runtimeOf(ctx: AppContext, run: RunRow): Promise<{ agent: AgentRow | null; runtime: RuntimeConnection | null }> {
   const agent = await ctx.agents.get(run.agent_id);
-  return agent?.runtime_id ? ctx.agents.runtime(agent.runtime_id) : null;
+  return { agent, runtime: agent?.runtime_id ? await ctx.agents.runtime(agent.runtime_id) : null };
 }

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { Outcome, RuntimeFailure } from './runtime-adapter.ts';
 import type { RuntimeCallMetrics } from '../metrics/metrics.ts';
 import { RUNTIME_CALLS, type RuntimeCallName } from './runtime-calls.ts';
+import { settledWithin } from '../lib/within.ts';
 
 export interface HttpTimeouts {
   /** TCP (and TLS) connect. A runtime that cannot be reached is reported within this. */
@@ -101,12 +102,8 @@ export class RuntimeHttp {
    */
   async close(graceMs = 5_000): Promise<void> {
     if (!this.#owned) return;
-    const closed = this.dispatcher.close().then(() => true);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
-    const inTime = await Promise.race([closed, late]);
-    clearTimeout(timer);
-    if (inTime) return;
+    const closed = this.dispatcher.close();
+    if (await settledWithin(closed, graceMs)) return;
     await Promise.all([...this.#pools].map((p) => p.destroy().catch(() => undefined)));
     await closed;
   }

@@ -2,7 +2,7 @@
 // transport so each rule can be read and tested on its own.
 import type { MappedStatus, RemoteOwner, RemoteStatus, RuntimeLogEntry, WorkflowAnswer } from './runtime-adapter.ts';
 import { parseJson } from './http.ts';
-import { storableDate } from '../lib/timestamps.ts';
+import { runtimeDate } from '../lib/timestamps.ts';
 import type { HeldAnswer } from './held-call.ts';
 
 export const EXECUTION_ID_HEADER = 'x-n8n-execution-id';
@@ -83,9 +83,9 @@ export interface Execution {
 export function statusFromExecution(ex: Execution): RemoteStatus {
   const word = typeof ex.status === 'string' ? ex.status : 'unknown';
   const status = EXECUTION_STATUS[word] ?? 'unknown';
-  const startedAt = toDate(ex.startedAt);
+  const startedAt = runtimeDate(ex.startedAt);
   // A waiting execution has a stoppedAt too (it left memory); only a terminal one has really finished.
-  const finishedAt = TERMINAL.has(word) ? toDate(ex.stoppedAt) : null;
+  const finishedAt = TERMINAL.has(word) ? runtimeDate(ex.stoppedAt) : null;
   const resultData = ex.data?.resultData;
   let error: string | null = null;
   if (status === 'failed') error = resultData?.error?.message?.slice(0, 500) ?? `n8n execution ended with status ${word}`;
@@ -165,11 +165,6 @@ export function logsFromExecution(ex: Execution): RuntimeLogEntry[] {
   return entries.sort((a, b) => a.order - b.order).map(({ order: _order, ...e }) => e);
 }
 
-/** A runtime's timestamp, or null when it is none or one a timestamptz cannot take (lib/timestamps.ts). */
-export function toDate(v: unknown): Date | null {
-  if (typeof v !== 'string' && typeof v !== 'number') return null;
-  return storableDate(new Date(v));
-}
 
 /**
  * The execution id inside a resume URL (`…/webhook-waiting/{id}[/suffix][?signature=…]`), when there is one. The

@@ -9,7 +9,7 @@ import { fail, joinUrl, RuntimeHttp, runtimeMessage, unbuildableUrl, type ApiRes
 import type { RuntimeCallName } from './runtime-calls.ts';
 import type { OutboundClient } from '../lib/safe-http.ts';
 import { fetchPresignedOutput } from './presigned-output.ts';
-import { storableDate } from '../lib/timestamps.ts';
+import { runtimeDate } from '../lib/timestamps.ts';
 
 /** Without it Trigger.dev answers the legacy status vocabulary, with no WAITING or DEQUEUED (⚠ runtimes.md). */
 export const TRIGGER_API_VERSION = '2025-07-16';
@@ -98,8 +98,8 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     const run = res.value.json as TriggerRun;
     const word = typeof run.status === 'string' ? run.status : '';
     let status: MappedStatus | 'unknown' = STATUS[word] ?? 'unknown';
-    const startedAt = toDate(run.startedAt);
-    const finishedAt = toDate(run.finishedAt);
+    const startedAt = runtimeDate(run.startedAt);
+    const finishedAt = runtimeDate(run.finishedAt);
     let output: unknown = null;
     let error: string | null = null;
     if (status === 'completed') {
@@ -226,7 +226,7 @@ function failureFor(res: ApiResponse, what: string): { ok: false; failure: Runti
     // Trigger.dev sends no Retry-After, only x-ratelimit-reset in epoch milliseconds (⚠).
     failure.retryable = true;
     const reset = Number(headers['x-ratelimit-reset']);
-    const retryAt = reset > 0 ? storableDate(new Date(reset)) : null;
+    const retryAt = reset > 0 ? runtimeDate(reset) : null;
     if (retryAt) failure.retryAt = retryAt;
     failure.message = `${what}: rate limited by the task runtime`;
   } else if (status >= 500) {
@@ -237,11 +237,6 @@ function failureFor(res: ApiResponse, what: string): { ok: false; failure: Runti
   return { ok: false, failure };
 }
 
-/** A runtime's timestamp, or null when it is none or one a timestamptz cannot take (lib/timestamps.ts). */
-function toDate(v: unknown): Date | null {
-  if (typeof v !== 'string' && typeof v !== 'number') return null;
-  return storableDate(new Date(v));
-}
 
 interface TriggerEvent {
   message?: unknown;
@@ -266,7 +261,7 @@ function toLogEntry(raw: unknown): RuntimeLogEntry {
 
 /** Event start times arrive as ISO strings or as epoch nanoseconds (number or digit string). */
 function eventTime(v: unknown): string | null {
-  if (typeof v === 'string' && !/^\d+$/.test(v)) return toDate(v)?.toISOString() ?? null;
+  if (typeof v === 'string' && !/^\d+$/.test(v)) return runtimeDate(v)?.toISOString() ?? null;
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) return null;
   const ms = n > 1e15 ? n / 1e6 : n;

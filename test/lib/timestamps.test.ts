@@ -1,7 +1,7 @@
 // lib/timestamps.ts: the one parser for timestamps callers send, and the one range (years 0001-9999 UTC) every
 // timestamp stored in a timestamptz keeps to (decisions.md "Errors and logs").
 import { describe, expect, it } from 'vitest';
-import { MAX_STORABLE_MS, MIN_STORABLE_MS, parseTimestamp, storableDate } from '../../src/lib/timestamps.ts';
+import { MAX_STORABLE_MS, MIN_STORABLE_MS, parseTimestamp, runtimeDate, storableDate } from '../../src/lib/timestamps.ts';
 
 describe('parseTimestamp', () => {
   it('reads ISO 8601 / RFC 3339 with an offset, seconds and fractions optional, T and Z in either case', () => {
@@ -30,6 +30,14 @@ describe('parseTimestamp', () => {
     }
     expect(parseTimestamp(1714560000)).toBeNull();
     expect(parseTimestamp(null)).toBeNull();
+  });
+});
+
+describe('runtimeDate', () => {
+  it('reads a runtime\'s text or epoch-ms timestamp; null for none, garbage or one a timestamptz cannot take', () => {
+    expect(runtimeDate('2026-03-01T10:00:00.000Z')?.toISOString()).toBe('2026-03-01T10:00:00.000Z');
+    expect(runtimeDate(Date.UTC(2026, 2, 1))?.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    for (const v of [null, undefined, {}, 'soon', '0000-01-01T00:00:00Z', 8.64e15]) expect(runtimeDate(v), String(v)).toBeNull();
   });
 });
 
