@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.ars-data', 'coverage', 'scratch'] },
+  { ignores: ['**/node_modules', '.ars-data', '.ars-demo', 'coverage', 'scratch', 'packages/*/dist', 'packages/*/src/generated'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,5 +11,5 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Only src/config.ts reads the environment.' }],
     },
   },
-  { files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**', 'vitest.config.ts'], rules: { 'no-restricted-properties': 'off' } },
+  { files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**', 'examples/**', 'vitest.config.ts'], rules: { 'no-restricted-properties': 'off' } },
 );

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real-n8n suite (test/real-n8n): the workflow runtime against a REAL n8n, once per supported line (2.8.4 and
 # 2.41.1). n8n is installed with the workplace's real-n8n tool into a cache outside the clone (1.7-2.2 GB, minutes
-# the first time), started on its own ports with a fresh data folder, given examples/n8n, and stopped afterwards.
+# the first time), started on its own ports with a fresh data folder, given examples/n8n (the recovery probes and the
+# examples that test/real-n8n/examples.test.ts runs), and stopped afterwards.
 # Without the tool (a machine outside this workplace) the suite is skipped, saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,10 @@ run_version() {
   envs="$(N8N_WORKFLOWS=examples/n8n N8N_REAL_VERSION="$version" N8N_REAL_PORT="$port" "$TOOLS/setup.sh" "$dir")"
   eval "$envs"
   local status=0
-  REAL_N8N_URL="$N8N_URL" REAL_N8N_API_KEY="$N8N_API_KEY" REAL_N8N_VERSION="$version" npx vitest run test/real-n8n || status=$?
+  # One file at a time: each starts the service as a process (PGlite start-up is CPU-heavy) beside n8n, and the
+  # recovery suite's kills and restarts should not share two cores with the examples' runs.
+  REAL_N8N_URL="$N8N_URL" REAL_N8N_API_KEY="$N8N_API_KEY" REAL_N8N_VERSION="$version" \
+    npx vitest run --no-file-parallelism test/real-n8n || status=$?
   "$TOOLS/stop.sh" "$dir" >/dev/null 2>&1 || true
   return "$status"
 }

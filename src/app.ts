@@ -1,4 +1,4 @@
-// The whole HTTP service as one Fastify app. Only server.ts opens a port; tests call buildApp() and inject().
+// The whole HTTP service as one Fastify app. Only service.ts opens a port; tests call buildApp() and inject().
 // Auth follows where a route is registered: one encapsulated context per credential (house style 2).
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -15,6 +15,9 @@ import metricsRoutes from './routes/metrics.ts';
 import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
 import alertRoutes from './routes/alerts.ts';
+import docsRoutes from './routes/docs.ts';
+import { ADMIN_COMPONENTS } from './routes/admin/views.ts';
+import { registerOpenApi } from './http/openapi-document.ts';
 import { countRefusedRequests } from './http/rate-limit.ts';
 import { refuseUnstorableBodies } from './http/storable-body.ts';
 import { clientErrorHandler, serverTimeouts } from './http/slow-clients.ts';
@@ -33,7 +36,12 @@ declare module 'fastify' {
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
 
-export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+export interface BuildOptions {
+  /** Tests: hooks that must see every route (the OpenAPI response check), added before any route exists. */
+  instrument?: (app: FastifyInstance) => void;
+}
+
+export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
   // Request ids: unique per app (a random prefix) and across its life (a counter); cheaper than a UUID per
   // request on the hottest paths.
   const requestIdPrefix = `req_${randomBytes(6).toString('hex')}`;
@@ -74,6 +82,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   installErrorHandling(app);
   refuseUnstorableBodies(app);
   countRefusedRequests(app);
+  opts.instrument?.(app);
+  // Before any route: the generator collects every route as it is registered.
+  await registerOpenApi(app, ADMIN_COMPONENTS);
 
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
@@ -84,6 +95,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(zoneRoutes, { prefix: '/api/zones/agents/:agentId' });
   await app.register(zoneProxyRoutes, { prefix: '/zones/:agentId/app' });
   await app.register(alertRoutes, { prefix: '/api' }); // runtime failure alerts, runtime alert secret
+  await app.register(docsRoutes); // /openapi.json and /docs, public
 
   // Shutdown must not wait up to 5 minutes for held callers: every synchronous wait of this instance (ingest,
   // webhook and zone alike) answers 202 now, before the server stops (decisions.md).

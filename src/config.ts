@@ -24,6 +24,8 @@ export interface Config {
   metricsToken: string | null;
   /** Finished outbox rows and alert receipts are deleted this many days after they finished or arrived. */
   retentionDays: number;
+  /** How long the first answer to an Idempotency-Key is kept and replayed (decisions.md "Idempotency keys"). */
+  idempotencyTtlHours: number;
   logLevel: string;
   /** PostgreSQL pool: connections, and how long a request waits for one (a free slot or a new connection). */
   dbPoolSize: number;
@@ -121,6 +123,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     metricsToken,
     retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),
+    idempotencyTtlHours: int('ARS_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),
     logLevel,
     dbPoolSize: int('ARS_DB_POOL_SIZE', 20, 1, 1_000),
     dbConnectTimeoutMs: int('ARS_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),

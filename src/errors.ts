@@ -5,6 +5,7 @@ const STATUS_BY_CODE = {
   invalid_body: 400, // validation failure where the endpoint answers 400 (admin API, trigger-and-download, …)
   invalid_json: 400,
   invalid_url: 400, // spec 4.8: a malformed `url` in a waiting callback
+  invalid_header: 400, // a malformed request header (Idempotency-Key)
   unauthorized: 401,
   not_eligible: 403, // agent toggles off / not eligible (spec part 7)
   forbidden: 403,
@@ -12,10 +13,12 @@ const STATUS_BY_CODE = {
   conflict: 409,
   backward_transition: 409, // spec part 3 rule 1
   waitpoint_unavailable: 409, // spec 4.9 / part 7
+  download_not_replayable: 409, // an Idempotency-Key whose download began: a file is streamed once
   request_timeout: 408, // the request did not arrive within ARS_REQUEST_TIMEOUT_MS (http/slow-clients.ts)
   payload_too_large: 413,
   validation_failed: 422, // validation failure where the endpoint answers 422 (register, callback)
   agent_unavailable: 422, // not platform-managed, not active, wrong output kind, runtime unsupported
+  idempotency_key_reused: 422, // an Idempotency-Key already used for another endpoint or body
   rate_limited: 429,
   headers_too_large: 431,
   runtime_failed: 500, // the runtime could not be invoked (spec part 7)
@@ -29,6 +32,13 @@ const STATUS_BY_CODE = {
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+/** Every code, in the order above (the OpenAPI document lists them as the `Error` body's `code` enum). */
+export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as ErrorCode[];
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS_BY_CODE[code];
+}
 
 export class ApiError extends Error {
   readonly status: number;

@@ -1,5 +1,7 @@
 // House style 7: configuration is parsed once and fails fast naming every bad variable. Here: the variables of
 // issue 11 item 5 "Operations" (ARS_METRICS_TOKEN, ARS_RETENTION_DAYS; README "Configuration").
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
@@ -29,6 +31,16 @@ describe('config: metrics and retention', () => {
     expect(problems({ ARS_METRICS_TOKEN: `${'m'.repeat(32)} x` })).toEqual([expect.stringContaining('ARS_METRICS_TOKEN')]);
     for (const days of ['0', '1.5', 'week', '3651']) {
       expect(problems({ ARS_RETENTION_DAYS: days }), days).toEqual([expect.stringContaining('ARS_RETENTION_DAYS')]);
+    }
+  });
+});
+
+describe('config: Idempotency-Key lifetime (issue 13 item 4, decisions.md "Idempotency keys")', () => {
+  it('keeps answers 24 hours by default; 1 to 720 hours may be set; anything else is refused, naming the variable', () => {
+    expect(loadConfig({}).idempotencyTtlHours).toBe(24);
+    expect(loadConfig({ ARS_IDEMPOTENCY_TTL_HOURS: '720' }).idempotencyTtlHours).toBe(720);
+    for (const hours of ['0', '1.5', 'day', '721']) {
+      expect(problems({ ARS_IDEMPOTENCY_TTL_HOURS: hours }), hours).toEqual([expect.stringContaining('ARS_IDEMPOTENCY_TTL_HOURS')]);
     }
   });
 });
@@ -90,5 +102,42 @@ describe('config: slow clients (issue 12, decisions.md "Slow clients")', () => {
     }
     expect(problems({ ARS_DOWNLOAD_STALL_MS: '10' })).toEqual([expect.stringContaining('ARS_DOWNLOAD_STALL_MS')]);
     expect(problems({ ARS_REQUEST_TIMEOUT_MS: 'soon' })).toEqual([expect.stringContaining('ARS_REQUEST_TIMEOUT_MS')]);
+  });
+});
+
+describe('config: the README table (issue 13: every variable, its default and when it is required)', () => {
+  const ROOT = path.resolve(import.meta.dirname, '..');
+
+  /** What src/config.ts reads: `env.NAME` and `int('NAME', …)` in its source, and every name a load with nothing set asks for. */
+  function variablesRead(): Set<string> {
+    const source = readFileSync(path.join(ROOT, 'src/config.ts'), 'utf8');
+    const names = new Set([...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)|\bint\('([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1] ?? m[2]!));
+    const asked = new Proxy({} as Record<string, string | undefined>, {
+      get: (_target, key) => void (typeof key === 'string' && names.add(key)),
+    });
+    loadConfig(asked);
+    return names;
+  }
+
+  /** The table rows of the README's "Configuration" section, as their cells. */
+  function tableRows(): string[][] {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n## Configuration');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    return section.split('\n').filter((l) => l.startsWith('| `')).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+  }
+
+  it('lists every variable src/config.ts reads, and none it does not', () => {
+    const read = variablesRead();
+    const listed = new Set(tableRows().flatMap((cells) => [...cells[0]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!)));
+    expect(read.size).toBeGreaterThan(20); // the scan did find the reads
+    expect([...read].filter((name) => !listed.has(name)).sort()).toEqual([]);
+    expect([...listed].filter((name) => !read.has(name)).sort()).toEqual([]);
+  });
+
+  it('gives every variable a meaning, a default and when it is required', () => {
+    const rows = tableRows();
+    expect(rows.length).toBeGreaterThan(20);
+    for (const cells of rows) expect(cells.map((c) => c !== ''), cells[0]).toEqual([true, true, true, true]);
   });
 });

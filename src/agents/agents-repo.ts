@@ -1,4 +1,5 @@
 import type { Queryable } from '../storage/db.ts';
+import { sqlWhere } from '../storage/sql-where.ts';
 import type { AgentSecretColumns } from './agent-secrets.ts';
 
 export interface AgentRow {
@@ -118,4 +119,29 @@ export async function updateAgentColumns(q: Queryable, id: number, patch: Partia
   }
   const { rows } = await q.query<AgentRow>(`UPDATE agents SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params);
   return rows[0] ?? null;
+}
+
+export interface AgentListFilter {
+  /** Only agents of these organizations (a filter, or a caller's scope). */
+  orgIds?: string[];
+  runtimeId?: number;
+  managedBy?: AgentRow['managed_by'];
+  status?: AgentRow['status'];
+  /** Only agents with a smaller id (the last id of the previous page). */
+  beforeId?: number;
+  limit: number;
+}
+
+/** The admin list (issue 14): newest first, keyset-paginated on id. */
+export async function listAgents(q: Queryable, f: AgentListFilter): Promise<AgentRow[]> {
+  const params: unknown[] = [];
+  const where = sqlWhere(params, (p) => [
+    f.orgIds !== undefined && `org_id = ANY(${p(f.orgIds)}::uuid[])`,
+    f.runtimeId !== undefined && `runtime_id = ${p(f.runtimeId)}`,
+    f.managedBy !== undefined && `managed_by = ${p(f.managedBy)}`,
+    f.status !== undefined && `status = ${p(f.status)}`,
+    f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
+  ]);
+  const { rows } = await q.query<AgentRow>(`SELECT * FROM agents ${where} ORDER BY id DESC LIMIT $${params.push(f.limit)}`, params);
+  return rows;
 }

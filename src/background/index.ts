@@ -25,7 +25,7 @@ export function startBackgroundWork(ctx: AppContext): Background {
     new Sweeper('status-poll', every, () => pollDueRuns(ctx), ctx.log), // due runs at their agent's interval
     new Sweeper('run-timeouts', every, () => sweepTimeouts(ctx), ctx.log), // spec part 3 queued/running timeouts
     new Sweeper('run-recovery', every, () => recoverLostRuns(ctx), ctx.log), // runs whose runtime call an instance lost
-    new Sweeper('retention', RETENTION_EVERY_MS, () => pruneExpired(ctx), ctx.log), // finished outbox rows, alert receipts
+    new Sweeper('retention', RETENTION_EVERY_MS, () => pruneExpired(ctx), ctx.log), // finished outbox rows, alert receipts, expired keys
   ];
   for (const s of sweepers) s.start();
   return {

@@ -1,7 +1,7 @@
 // Status polling as a background job (spec part 1, 8.2 "status poll interval"): claims due runs, polls each at
 // its runtime, applies the answer. Thin on purpose: the claim is SQL (poll-repo), the meaning is poll-run.
 import type { AppContext } from '../context.ts';
-import { claimDueForPoll } from '../runs/runs-repo.ts';
+import { claimDueForPoll } from '../runs/poll-claims.ts';
 import { pollRun, type PollOutcome } from '../runs/poll-run.ts';
 import type { RuntimeConnection } from '../runtimes/runtime-adapter.ts';
 

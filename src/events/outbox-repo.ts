@@ -93,3 +93,41 @@ async function settle(q: Queryable, id: number, lease: Date, sets: string, value
   );
   return rowCount > 0;
 }
+
+// The admin view of a run's deliveries (issue 14): the row's bookkeeping only — never the snapshot (the run's data)
+// nor the webhook action's URL or secret.
+
+export type DeliveryRow = Pick<
+  OutboxRow,
+  'id' | 'webhook_action_id' | 'event' | 'attempts' | 'next_attempt_at' | 'delivered_at' | 'failed_at' | 'last_error' | 'created_at'
+>;
+const DELIVERY_COLUMNS = 'id, webhook_action_id, event, attempts, next_attempt_at, delivered_at, failed_at, last_error, created_at';
+
+/** A run's deliveries, oldest first (outbox_run_idx). */
+export async function listRunDeliveries(q: Queryable, runId: number): Promise<DeliveryRow[]> {
+  const { rows } = await q.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM outbox WHERE run_id = $1 ORDER BY id`, [runId]);
+  return rows;
+}
+
+export async function findRunDelivery(q: Queryable, runId: number, id: number): Promise<(DeliveryRow & { locked_until: Date | null }) | null> {
+  const { rows } = await q.query<DeliveryRow & { locked_until: Date | null }>(
+    `SELECT ${DELIVERY_COLUMNS}, locked_until FROM outbox WHERE id = $1 AND run_id = $2`,
+    [id, runId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Queues a delivery again, due at `now`: a delivered or given-up one becomes pending once more (same message id, so
+ * receivers dedupe), its attempts kept. Not while a worker holds it (an attempt in flight): null then, or when
+ * there is no such delivery of this run.
+ */
+export async function requeueDelivery(q: Queryable, runId: number, id: number, now: Date): Promise<DeliveryRow | null> {
+  const { rows } = await q.query<DeliveryRow>(
+    `UPDATE outbox SET next_attempt_at = $3, delivered_at = NULL, failed_at = NULL
+     WHERE id = $1 AND run_id = $2 AND (locked_until IS NULL OR locked_until <= $3)
+     RETURNING ${DELIVERY_COLUMNS}`,
+    [id, runId, now],
+  );
+  return rows[0] ?? null;
+}

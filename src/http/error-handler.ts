@@ -19,7 +19,8 @@ export function toApiError(err: FastifyError, req: FastifyRequest): ApiError {
     const where = err.validationContext ?? 'body';
     const field = first ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
     const missing = first?.keyword === 'required' ? `.${String(first.params.missingProperty)}` : '';
-    const code = req.routeOptions.config?.validationCode ?? 'invalid_body';
+    // A header is not the body: a malformed one is 400 wherever (the body's code may be 422, spec 4.2).
+    const code = where === 'headers' ? 'invalid_header' : (req.routeOptions.config?.validationCode ?? 'invalid_body');
     return new ApiError(code, `${field}${missing} ${first?.keyword === 'required' ? 'is required' : (first?.message ?? 'is invalid')}`);
   }
   const byFastifyCode: Record<string, [ErrorCode, string]> = {

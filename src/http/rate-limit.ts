@@ -19,6 +19,9 @@ declare module 'fastify' {
   }
 }
 
+/** Spec 8.1: the key of an agent's bucket (`trigger`, `callback` …), whichever credential the request came with. */
+export const agentBucket = (bucket: string, agentId: number): string => `${bucket}:agent:${agentId}`;
+
 export interface RouteRateLimit {
   /** The per-minute limit (spec 8.1's table, LIMITS). */
   limit: number;

@@ -18,8 +18,8 @@ export function sendSyncOutcome(reply: FastifyReply, outcome: SyncOutcome): Fast
     case 'not_started':
       throw errors.runtimeFailed(outcome.run.id, outcome.reason);
     case 'caller_gone':
-      // Nobody is left to read this; the run goes on as if triggered asynchronously.
-      return reply.code(202).send({ runId: outcome.runId, timedOut: true as const });
+      // Nobody is left to read this (204, as the downloads answer); the run goes on as if triggered asynchronously.
+      return reply.code(204).send();
     case 'over_limit':
       throw overLimit(outcome);
   }

@@ -1,5 +1,6 @@
 // Users and their personal sign-in tokens (zones.md "Users reach the platform"); tokens are kept as digests only.
 import type { Queryable } from '../storage/db.ts';
+import { CREATED_US, createdBefore, sqlWhere } from '../storage/sql-where.ts';
 
 export interface UserRow {
   id: string;
@@ -65,4 +66,24 @@ export async function findUserByTokenDigest(q: Queryable, tokenDigest: Buffer): 
     [tokenDigest],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * The admin list (issue 14): newest first by creation, then id (uuids are random), keyset-paginated; with
+ * `memberOf`, only members of those organizations.
+ */
+export async function listUsers(
+  q: Queryable,
+  f: { memberOf?: string[]; before?: { createdUs: string; id: string }; limit: number },
+): Promise<Array<UserRow & { created_us: string }>> {
+  const params: unknown[] = [];
+  const where = sqlWhere(params, (p) => [
+    f.memberOf !== undefined && `EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = users.id AND m.org_id = ANY(${p(f.memberOf)}::uuid[]))`,
+    createdBefore(p, f.before),
+  ]);
+  const { rows } = await q.query<UserRow & { created_us: string }>(
+    `SELECT *, ${CREATED_US} FROM users ${where} ORDER BY created_at DESC, id DESC LIMIT $${params.push(f.limit)}`,
+    params,
+  );
+  return rows;
 }

@@ -51,6 +51,14 @@ export class RateGuard {
     return decision;
   }
 
+  /**
+   * The request wrote nothing and is not counted: an idempotent replay, which starts nothing at the runtime
+   * (decisions.md "Idempotency keys"). It gets no RateLimit-* headers.
+   */
+  waive(): void {
+    this.settled = true;
+  }
+
   failedOpen(err: unknown): void {
     this.settled = true;
     this.onDecision(this.limiter.failedOpen(err, this.limit, this.window));

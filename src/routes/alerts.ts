@@ -5,15 +5,31 @@ import type { FastifyInstance } from 'fastify';
 import { bearerToken, parseId } from '../http/bearer.ts';
 import { ApiError, errors } from '../errors.ts';
 import { receiveRuntimeAlert } from '../runs/alerts.ts';
+import { documentRoutes } from '../http/openapi-routes.ts';
+import { requires } from '../http/openapi-document.ts';
+import { AlertReceipt, ref } from '../http/openapi-components.ts';
 
 /** Alerts are small; this is far above any real one and far below the JSON ceiling of the other endpoints. */
 const ALERT_BODY_LIMIT = 1024 * 1024;
 
 export default async function alertRoutes(app: FastifyInstance): Promise<void> {
+  // The runtime's kind picks the scheme: Trigger.dev signs the body, an n8n error workflow sends a bearer.
+  documentRoutes(app, {
+    tag: 'alerts',
+    security: [requires('alertSignature'), requires('alertSecret')],
+    errors: ['unauthorized', 'invalid_body', 'payload_too_large', 'upstream_failed'],
+    rawBodies: true,
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ALERT_BODY_LIMIT }, (_req, body, done) => done(null, body));
 
-  app.post<{ Params: { runtimeId: string } }>('/runtimes/:runtimeId/alerts', { bodyLimit: ALERT_BODY_LIMIT }, async (req) => {
+  const schema = {
+    operationId: 'postRuntimeAlert',
+    summary: 'Receive a runtime’s failure alert (Trigger.dev alert channel, n8n error workflow)',
+    description: 'The body is the runtime’s own JSON, read as raw bytes (the signature covers them). 502 when n8n cannot say whose execution it is: nothing was applied, resend.',
+    response: { 200: ref(AlertReceipt) },
+  };
+  app.post<{ Params: { runtimeId: string } }>('/runtimes/:runtimeId/alerts', { bodyLimit: ALERT_BODY_LIMIT, schema }, async (req) => {
     const signature = req.headers['x-trigger-signature-hmacsha256'];
     const outcome = await receiveRuntimeAlert(app.ctx, {
       runtimeId: parseId(req.params.runtimeId),

@@ -5,24 +5,42 @@ import type { FastifyInstance } from 'fastify';
 import { errors, type ApiError } from '../errors.ts';
 import { migrationFiles, pendingMigrations } from '../storage/migrate.ts';
 import { within } from '../lib/within.ts';
+import { documentRoutes } from '../http/openapi-routes.ts';
+import { Health, ref } from '../http/openapi-components.ts';
 
 const READY_CHECK_MS = 2_000;
 
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
   const files = await migrationFiles();
+  // Probes are public; only /healthz reads the database the way a request does.
+  documentRoutes(app, { tag: 'health', security: [], errors: [], usesDatabase: false });
+  const ok = { 200: ref(Health) };
 
-  app.get('/livez', async () => ({ ok: true }));
+  const livez = { operationId: 'livez', summary: 'The process answers (never touches the database)', response: ok };
+  app.get('/livez', { schema: livez }, async () => ({ ok: true as const }));
 
-  app.get('/readyz', async () => {
+  const readyz = {
+    operationId: 'readyz',
+    summary: 'The instance can serve: database reachable within 2 s, every migration applied',
+    response: ok,
+    errors: ['not_ready'] as const,
+  };
+  app.get('/readyz', { schema: readyz }, async () => {
     const pending = await within(pendingMigrations(app.ctx.db, files), READY_CHECK_MS).catch(() => null);
     if (pending === null) throw notReady('the database did not answer');
     if (pending.length > 0) throw notReady(`migrations not applied: ${pending.join(', ')}`);
-    return { ok: true };
+    return { ok: true as const };
   });
 
-  app.get('/healthz', async () => {
+  const healthz = {
+    operationId: 'healthz',
+    summary: 'The database is reachable (kept for existing probes)',
+    response: ok,
+    errors: ['service_unavailable'] as const,
+  };
+  app.get('/healthz', { schema: healthz }, async () => {
     await app.ctx.db.query('SELECT 1');
-    return { ok: true };
+    return { ok: true as const };
   });
 }
 

@@ -5,9 +5,19 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../errors.ts';
 import { bearerToken } from '../http/bearer.ts';
 import { constantTimeEqual } from '../lib/secrets.ts';
+import { documentRoutes } from '../http/openapi-routes.ts';
+import { requires } from '../http/openapi-document.ts';
+import { rawAnswer } from '../http/openapi-components.ts';
 
 export default async function metricsRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/metrics', async (req, reply) => {
+  // `{}`: no credential at all while ARS_METRICS_TOKEN is unset. The scrape never fails for the database.
+  documentRoutes(app, { tag: 'health', security: [requires('metricsToken'), {}], errors: ['unauthorized'], usesDatabase: false });
+  const schema = {
+    operationId: 'getMetrics',
+    summary: 'This instance’s Prometheus metrics, in the text exposition format',
+    response: { 200: rawAnswer('Prometheus text exposition format (version 0.0.4).', 'text/plain', { type: 'string' }) },
+  };
+  app.get('/metrics', { schema }, async (req, reply) => {
     const required = app.ctx.config.metricsToken;
     if (required !== null) {
       const presented = bearerToken(req);

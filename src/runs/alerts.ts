@@ -81,7 +81,7 @@ export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert):
     if (owned.length === 0) return { kind: 'ignored', reason: 'the runtime run belongs to another task or workflow than the agents that track it' };
     // Usually one run; two agents on one target may both track the same runtime run, and both end with it.
     for (const run of owned) {
-      if ((await transition(tx, run.id, 'terminal', parsed.to, now, { error: parsed.error })).kind === 'applied') applied.push(run.id);
+      if ((await transition(tx, run.id, 'terminal', parsed.to, now, { error: parsed.error }, { via: 'alert' })).kind === 'applied') applied.push(run.id);
     }
     return applied.length > 0 ? { kind: 'applied', runId: applied[0]! } : { kind: 'already_terminal', runId: owned[0]!.id };
   });

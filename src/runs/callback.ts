@@ -42,12 +42,12 @@ export async function applyCallback(
   guard: RateGuard | null = null,
 ): Promise<CallbackResult | OverLimit> {
   const now = ctx.clock.now();
-    let to: RunStatus;
+  let to: RunStatus;
   let result: TransitionResult | OverLimit;
   switch (cb.type) {
     case 'started':
       to = 'running';
-      result = await countedTransition(ctx.db, guard, { runId, event: 'started', to, now, patch: {}, agentId: agent.id });
+      result = await countedTransition(ctx.db, guard, { runId, event: 'started', to, now, patch: {}, agentId: agent.id, via: 'callback' });
       break;
     case 'output': {
       const patch = { outputData: cb.output, outputs: cb.outputs };
@@ -64,7 +64,7 @@ export async function applyCallback(
         // A wait here on this run can start reading the task's return value while this write commits (spec 4.2).
         if (to === 'completed') ctx.runWatch.announceCompletion(runId);
         result = await countedTransition(ctx.db, guard, {
-          runId, event: 'terminal', to, now, patch: cb.outcome === 'failed' ? { ...patch, error: cb.error } : patch, agentId: agent.id,
+          runId, event: 'terminal', to, now, patch: cb.outcome === 'failed' ? { ...patch, error: cb.error } : patch, agentId: agent.id, via: 'callback',
         });
       }
       break;
@@ -76,7 +76,7 @@ export async function applyCallback(
       if (!(await supportsWaitpoints(ctx, agent))) return { kind: 'waitpoints_unsupported', run };
       to = 'waiting';
       const waitState = { tokenId: cb.tokenId, description: cb.description, url: cb.url, output: cb.output };
-      result = await countedTransition(ctx.db, guard, { runId, event: 'waiting', to, now, patch: { waitState }, agentId: agent.id });
+      result = await countedTransition(ctx.db, guard, { runId, event: 'waiting', to, now, patch: { waitState }, agentId: agent.id, via: 'callback' });
       break;
     }
   }

@@ -52,7 +52,7 @@ export async function ingestRun(ctx: AppContext, agent: AgentRow, req: IngestReq
       metadata: req.metadata ?? {},
       createdBy,
     });
-    const moved = await transition(tx, run.id, 'ingest', req.status, now, patchOf(req, run), { agentId: agent.id });
+    const moved = await transition(tx, run.id, 'ingest', req.status, now, patchOf(req, run), { agentId: agent.id, via: 'ingest' });
     if (moved.kind === 'not_found') throw new Error(`run ${run.id} vanished inside its own transaction`);
     if (moved.kind === 'backward') return { kind: 'backward', run: moved.run };
     if (created || run.status !== moved.run.status) entered = moved.run.status;

@@ -2,7 +2,7 @@
 // its runtime's answer, and what that answer means for the run. Every write goes through `transition`, so a
 // callback or an alert that got there first makes the poll's write a silent no-op (first terminal write wins).
 import type { AppContext } from '../context.ts';
-import { deferPoll, releasePollLease, type DuePoll } from './runs-repo.ts';
+import { deferPoll, releasePollLease, type DuePoll } from './poll-claims.ts';
 import { transition, type RunPatch, type TransitionResult } from './run-transitions.ts';
 
 import type { RemoteStatus, RuntimeConnection } from '../runtimes/runtime-adapter.ts';
@@ -57,12 +57,12 @@ export async function pollRun(
  * poller and a synchronous wait's status reads both come through here (`poll`), and recovery's (`recovery`).
  */
 export async function applyRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus, path: TransitionPath = 'poll'): Promise<PollOutcome> {
-  const outcome = await moveByRemoteStatus(ctx, due, remote);
+  const outcome = await moveByRemoteStatus(ctx, due, remote, path);
   if ('result' in outcome) ctx.metrics.transitioned(outcome.kind === 'timed_out' ? 'timeout' : path, outcome.result);
   return outcome;
 }
 
-async function moveByRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus): Promise<PollOutcome> {
+async function moveByRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteStatus, via: TransitionPath): Promise<PollOutcome> {
   const { run } = due;
   const now = ctx.clock.now();
   // Issue 12: the runtime's answer counts only for a run of the agent's own task or workflow. Any other one (an
@@ -70,23 +70,23 @@ async function moveByRemoteStatus(ctx: AppContext, due: DuePoll, remote: RemoteS
   const foreign = foreignRunReason(due.target, remote.owner, run.external_run_id ?? '');
   if (foreign) {
     ctx.log.warn({ runId: run.id, runtimeId: due.runtimeId }, `status poll: ${foreign}`);
-    return { kind: 'foreign', result: await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: foreign }) };
+    return { kind: 'foreign', result: await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: foreign }, { via }) };
   }
   switch (remote.status) {
     case 'completed':
     case 'failed':
     case 'cancelled':
-      return { kind: 'terminal', result: await transition(ctx.db, run.id, 'terminal', remote.status, now, terminalPatch(remote.status, remote, run.created_at, now)) };
+      return { kind: 'terminal', result: await transition(ctx.db, run.id, 'terminal', remote.status, now, terminalPatch(remote.status, remote, run.created_at, now), { via }) };
     case 'running': {
       if (run.status === 'queued') {
-        return { kind: 'started', result: await transition(ctx.db, run.id, 'started', 'running', now, {}) };
+        return { kind: 'started', result: await transition(ctx.db, run.id, 'started', 'running', now, {}, { via }) };
       }
       // Rule 3: a run paused upstream is never failed for its pause; rule 4: one that executes upstream while
       // it says `waiting` here is. Measured from the original started_at either way (rule 2).
       const pausedUpstream = run.status === 'waiting' && PAUSED_UPSTREAM.has(remote.runtimeStatus ?? '');
       const started = run.started_at ? new Date(run.started_at).getTime() : null;
       if (!pausedUpstream && started !== null && now.getTime() - started > due.runningTimeoutMs) {
-        const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: RUNNING_TIMEOUT_REASON });
+        const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: RUNNING_TIMEOUT_REASON }, { via: 'timeout' });
         return { kind: 'timed_out', result };
       }
       return { kind: 'unchanged', remote: remote.runtimeStatus ?? remote.status };

@@ -75,7 +75,7 @@ export async function recoverRun(ctx: AppContext, lost: LostRun): Promise<Recove
   const found = looked.value;
   if (!found) {
     if (!adapter.supportsSyncInvoke && now.getTime() - new Date(run.created_at).getTime() > TRIGGER_NEVER_ARRIVED_MS) {
-      const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: TRIGGER_NEVER_ARRIVED_REASON });
+      const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: TRIGGER_NEVER_ARRIVED_REASON }, { via: 'recovery' });
       if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
       ctx.metrics.transitioned('recovery', result);
       return { kind: 'never_arrived' };

@@ -7,7 +7,7 @@ import { transition } from './run-transitions.ts';
 import { noteRuntime } from './run-leases.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { isTerminal } from './run-states.ts';
-import type { Outcome, RemoteStatus, RuntimeConnection, RuntimeFailure } from '../runtimes/runtime-adapter.ts';
+import type { Outcome, RemoteStatus, RuntimeConnection, RuntimeFailure, RuntimeLogEntry } from '../runtimes/runtime-adapter.ts';
 import { foreignRunReason } from './run-ownership.ts';
 
 /** What became of the cancel at the runtime; recorded in the audit entry. */
@@ -55,7 +55,7 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
   const now = ctx.clock.now();
   const reason = opts.via === 'admin' ? 'Run cancelled by a platform admin' : 'Run cancelled by a user';
   // A run looked up at the runtime keeps the id it was found under (logs, the operator's own look).
-  const result = await transition(ctx.db, runId, 'terminal', 'cancelled', now, { error: reason, externalRunId: atRuntime?.externalRunId ?? null });
+  const result = await transition(ctx.db, runId, 'terminal', 'cancelled', now, { error: reason, externalRunId: atRuntime?.externalRunId ?? null }, { via: 'admin' });
   if (result.kind === 'not_found') return { kind: 'not_found' };
   // 'noop': the runtime's own answer to the cancel (n8n "cancelled manually") got there first — still cancelled.
   if (result.kind === 'backward') return { kind: 'already_terminal', run: result.run };
@@ -116,15 +116,29 @@ function failedAtRuntime(
   return { outcome: failure.kind === 'not_supported' ? 'not_supported' : notFound ? 'not_found' : 'failed', externalRunId: null };
 }
 
-export type LogsResult = { kind: 'ok'; logs: unknown[] } | { kind: 'upstream_failed'; message: string; runId: number } | { kind: 'not_found' };
+export type LogsResult =
+  | { kind: 'ok'; logs: RuntimeLogEntry[] }
+  | { kind: 'upstream_failed'; message: string; runId: number }
+  | { kind: 'not_owned'; message: string; runId: number }
+  | { kind: 'not_found' };
 
-/** Spec 2.2: logs come from the runtime on demand. A run the runtime never knew has none: an empty list. */
+/**
+ * Spec 2.2: logs come from the runtime on demand. A run the runtime never knew has none: an empty list. The
+ * runtime run is read first and its logs are shown only when it is the agent's own (issue 12, run-ownership.ts): a
+ * run registered under another task's external id would otherwise show that task's logs.
+ */
 export async function fetchRunLogs(ctx: AppContext, runId: number): Promise<LogsResult> {
   const run = await findRun(ctx.db, runId);
   if (!run) return { kind: 'not_found' };
-  const { runtime } = await runtimeOf(ctx, run);
-  if (!runtime || !run.external_run_id) return { kind: 'ok', logs: [] };
-  const res = await ctx.runtimes.get(runtime.kind).fetchLogs(runtime, run.external_run_id);
+  const { agent, runtime } = await runtimeOf(ctx, run);
+  const externalRunId = run.external_run_id;
+  if (!runtime || !externalRunId) return { kind: 'ok', logs: [] };
+  const adapter = ctx.runtimes.get(runtime.kind);
+  const remote = await adapter.fetchStatus(runtime, externalRunId);
+  if (!remote.ok) return { kind: 'upstream_failed', message: `the runtime did not say whose run it is: ${remote.failure.message}`, runId };
+  const foreign = foreignRunReason(agent?.target ?? null, remote.value.owner, externalRunId);
+  if (foreign) return { kind: 'not_owned', message: `no logs: ${foreign}`, runId };
+  const res = await adapter.fetchLogs(runtime, externalRunId);
   if (!res.ok) return { kind: 'upstream_failed', message: `the runtime did not return logs: ${res.failure.message}`, runId };
   return { kind: 'ok', logs: res.value };
 }

@@ -1,8 +1,10 @@
 // Every write of `runs.status` (house style 9), as SQL. Each transition is one guarded UPDATE whose allowed "from"
 // statuses come from the state machine (run-states.ts); the same statement queues the outbound events of the new
-// status in the outbox and NOTIFYs waiters (`announced`), so a transition, its events and its wake-up are atomic.
+// status in the outbox, records it on the run's timeline with the path that wrote it, and NOTIFYs waiters
+// (`announced`), so a transition, its events, its timeline entry and its wake-up are atomic.
 import type { Queryable } from '../storage/db.ts';
 import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import type { TransitionPath } from '../metrics/metrics.ts';
 import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from './run-states.ts';
 import { findRun, jsonParam, withExternalRunId, type RunRow, type WaitState } from './runs-repo.ts';
 
@@ -15,9 +17,12 @@ export const RUN_EVENTS_CHANNEL = 'ars_run';
  * (sync waits, held calls, streams) and `waiting` (outbox nudge). A NOTIFY takes a commit-time lock on PostgreSQL,
  * so sending one on every intermediate output cut callback throughput severalfold (bench).
  */
-function announced(t: string, now: string): { cte: string; notify: string } {
+function announced(t: string, now: string, via: string, changed = 'true'): { cte: string; notify: string } {
   return {
-    cte: `queued_events AS (
+    cte: `timeline AS (
+       INSERT INTO run_transitions (run_id, status, via, at) SELECT ${t}.id, ${t}.status, ${via}, ${now} FROM ${t} WHERE ${changed}
+     ),
+     queued_events AS (
        INSERT INTO outbox (webhook_action_id, run_id, event, message_id, snapshot, next_attempt_at)
        SELECT wa.id, ${t}.id, ${t}.status, 'msg_' || ${t}.id || '_' || ${t}.status || '_' || wa.id
               || CASE WHEN ${t}.status = 'waiting' THEN '_' || md5(coalesce(${t}.wait_state->>'tokenId', '')) ELSE '' END,
@@ -60,26 +65,27 @@ export function transition(
   event: RunEvent,
   to: RunStatus,
   now: Date,
-  patch: RunPatch = {},
-  opts: { agentId?: number } = {},
+  patch: RunPatch,
+  opts: { via: TransitionPath; agentId?: number },
 ): Promise<TransitionResult> {
   // Without a guard nothing can be over a limit.
-  return countedTransition(q, null, { runId, event, to, now, patch, agentId: opts.agentId }) as Promise<TransitionResult>;
+  return countedTransition(q, null, { runId, event, to, now, patch, agentId: opts.agentId, via: opts.via }) as Promise<TransitionResult>;
 }
 
 /** `transition` that also counts the request against its rate limit (rate-guard.ts); over it, nothing is written. */
 export async function countedTransition(
   q: Queryable,
   guard: RateGuard | null,
-  t: { runId: number; event: RunEvent; to: RunStatus; now: Date; patch: RunPatch; agentId?: number },
+  t: { runId: number; event: RunEvent; to: RunStatus; now: Date; patch: RunPatch; agentId?: number; via: TransitionPath },
 ): Promise<TransitionResult | OverLimit> {
   // The run's new status and result matter more than the runtime's id: an id the table cannot take is dropped.
   const moved = await withExternalRunId(t.patch.externalRunId, (externalRunId) =>
-    writeGuarded<RunRow & { notified?: unknown }>(q, guard, transitionStatement(t.runId, t.event, t.to, t.now, { ...t.patch, externalRunId }, t.agentId)),
+    writeGuarded<RunRow & { notified?: unknown; prior_status?: unknown }>(q, guard, transitionStatement(t, { ...t.patch, externalRunId })),
   );
   if (moved && 'kind' in moved) return moved;
   if (moved) {
     delete moved.notified;
+    delete moved.prior_status;
     return { kind: 'applied', run: moved };
   }
   const current = await findRun(q, t.runId);
@@ -87,7 +93,10 @@ export async function countedTransition(
   return { kind: classifyRefusal(t.event, current.status, t.to), run: current };
 }
 
-function transitionStatement(runId: number, event: RunEvent, to: RunStatus, now: Date, patch: RunPatch, agentId: number | undefined) {
+function transitionStatement(
+  { runId, event, to, now, agentId, via }: { runId: number; event: RunEvent; to: RunStatus; now: Date; agentId?: number; via: TransitionPath },
+  patch: RunPatch,
+) {
   const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
   const params: unknown[] = [runId, allowedFrom(event, to), to, now];
   const p = placeholderFor(params);
@@ -114,16 +123,24 @@ function transitionStatement(runId: number, event: RunEvent, to: RunStatus, now:
   } else if (patch.nextPollAt !== undefined) {
     sets.push(`next_poll_at = ${p(patch.nextPollAt)}`);
   }
-  const where = `id = $1 AND status = ANY($2::text[])${agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`}`;
-  const events = announced('moved', '$4');
+  const where = `id = $1 AND id = prior_id AND status = ANY($2::text[])${agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`}`;
+  // Only a change of status goes on the timeline (an ingest report of the same status is not one); a new `waiting`
+  // (another wait) is. `prior` reads the status this UPDATE replaces: locking it makes the read wait for, and see,
+  // a concurrent writer's commit, as the UPDATE itself does.
+  const events = announced('moved', '$4', p(via), "moved.prior_status <> moved.status OR moved.status = 'waiting'");
   return {
     params,
     ctes: (withinLimit: string | null) =>
-      `moved AS (UPDATE runs SET ${sets.join(', ')} WHERE ${where}${withinLimit ? ` AND ${withinLimit}` : ''} RETURNING *), ${events.cte}`,
+      `moved AS (UPDATE runs SET ${sets.join(', ')} FROM (${PRIOR_STATUS}) prior
+         WHERE ${where}${withinLimit ? ` AND ${withinLimit}` : ''} RETURNING runs.*, prior.prior_status
+       ), ${events.cte}`,
     from: 'moved',
     select: `moved.*, ${events.notify}`,
   };
 }
+
+/** The run's status before the statement's UPDATE ($1 is the run id), locked (see transitionStatement). */
+const PRIOR_STATUS = 'SELECT id AS prior_id, status AS prior_status FROM runs WHERE id = $1 FOR UPDATE';
 
 /** What an intermediate output returns when applied: the run stays non-terminal, nobody needs its whole row. */
 export type IntermediateResult = { kind: 'applied'; run: Pick<RunRow, 'id' | 'status'> } | Exclude<TransitionResult, { kind: 'applied' | 'noop' }>;
@@ -144,6 +161,7 @@ export async function recordIntermediateOutput(
   const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${placeholderFor(params)(opts.agentId)}`;
   const moved = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, {
     params,
+    // A lift out of `queued` is a status change and goes on the timeline; a report on a running run is not.
     ctes: (withinLimit) => `moved AS (
        UPDATE runs SET
          status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
@@ -151,10 +169,14 @@ export async function recordIntermediateOutput(
          output_data = coalesce($4::jsonb, output_data),
          outputs = coalesce($5::bigint, outputs),
          updated_at = $3
-       WHERE id = $1 AND status = ANY($2::text[])${agentGuard}${withinLimit ? ` AND ${withinLimit}` : ''}
-       RETURNING id, status)`,
+       FROM (${PRIOR_STATUS}) prior
+       WHERE id = $1 AND id = prior_id AND status = ANY($2::text[])${agentGuard}${withinLimit ? ` AND ${withinLimit}` : ''}
+       RETURNING id, status, prior_status),
+     timeline AS (
+       INSERT INTO run_transitions (run_id, status, via, at) SELECT id, status, 'callback', $3 FROM moved WHERE prior_status <> status
+     )`,
     from: 'moved',
-    select: 'moved.*',
+    select: 'moved.id, moved.status',
   });
   if (moved && 'kind' in moved) return moved;
   if (moved) return { kind: 'applied', run: moved };
@@ -203,7 +225,7 @@ export async function failRunningTimedOut(q: Queryable, now: Date, reason: strin
  * `transition` announces.
  */
 async function failSetBased(q: Queryable, pick: string, params: unknown[]): Promise<RunRow[]> {
-  const events = announced('moved', '$1');
+  const events = announced('moved', '$1', "'timeout'");
   const { rows } = await q.query<RunRow & { notified?: unknown }>(
     `WITH picked AS (${pick}),
      moved AS (

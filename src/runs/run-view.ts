@@ -1,6 +1,7 @@
 // How a run row is shown. One presenter per audience, so every endpoint that shows a run shows the same fields:
 // the admin API (admin-api.md "Runs and audit") and the synchronous 200 body (spec 4.2, reused by zones.md).
 import type { RunRow } from './runs-repo.ts';
+import type { TimelineEntry } from './run-timeline.ts';
 import type { RunStatus } from './run-states.ts';
 
 /** admin-api.md `GET /runs/{runId}`: exactly these fields. */
@@ -17,10 +18,33 @@ export interface AdminRunView {
   created_at: string;
   created_by: string | null;
   external_run_id: string | null;
-  metadata: unknown;
-  input: unknown; // as stored: header values already masked (spec 4.6)
+  metadata: Record<string, unknown>;
+  input: Record<string, unknown>; // as stored: header values already masked (spec 4.6)
   /** What the service could not do at the runtime (a run finished from the runtime's records, a cancel it could not carry out). */
   runtime_note: string | null;
+}
+
+/**
+ * admin-api.md `GET /runs/{runId}`, the run detail (issue 14): the admin view, what a waiting run waits for (never
+ * its token: for n8n it is a resume capability), and every status it entered with the path that wrote it.
+ */
+export interface AdminRunDetail extends AdminRunView {
+  wait: { description: string; url: string | null; output: unknown } | null;
+  timeline: Array<{ status: RunStatus; via: string; at: string }>;
+  /** Issue 14 (admin replay): the run this one starts again, and the runs that started this one again. */
+  replay_of: number | null;
+  replays: number[];
+}
+
+export function toAdminRunDetail(run: RunRow, timeline: TimelineEntry[], replays: number[]): AdminRunDetail {
+  const w = run.wait_state;
+  return {
+    ...toAdminRunView(run),
+    wait: w ? { description: w.description, url: w.url ?? null, output: w.output ?? null } : null,
+    timeline: timeline.map((e) => ({ status: e.status, via: e.via, at: new Date(e.at).toISOString() })),
+    replay_of: run.replay_of === null || run.replay_of === undefined ? null : Number(run.replay_of),
+    replays,
+  };
 }
 
 /** Spec 4.2's 200 body. */
@@ -44,8 +68,9 @@ export function toAdminRunView(run: RunRow): AdminRunView {
     error: run.error ?? null,
     created_by: run.created_by ?? null,
     external_run_id: run.external_run_id ?? null,
-    metadata: run.metadata ?? {},
-    input: run.input ?? {},
+    // Always objects: every path that creates a run stores one (runs-repo defaults both to {}).
+    metadata: (run.metadata ?? {}) as Record<string, unknown>,
+    input: (run.input ?? {}) as Record<string, unknown>,
     runtime_note: run.runtime_note ?? null,
   };
 }

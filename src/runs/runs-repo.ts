@@ -1,10 +1,11 @@
-// The runs table: its row, inserts, reads and the bookkeeping that never changes a status (poll claims, the external
-// id of a triggered task, a task's return value). Every status write is in run-transitions.ts, the only code that
-// writes `runs.status` (house style 9).
+// The runs table: its row, inserts, reads and the bookkeeping that never changes a status (the external id of a
+// triggered task, a task's return value; poll claims are in poll-claims.ts). Every status write is in
+// run-transitions.ts, the only code that writes `runs.status` (house style 9).
 import type { Queryable } from '../storage/db.ts';
 import { storableJson } from '../lib/storable-json.ts';
 import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import type { RunStatus } from './run-states.ts';
+import { FIRST_STATUS_ON_TIMELINE } from './run-timeline.ts';
 
 export interface WaitState {
   tokenId: string;
@@ -35,12 +36,11 @@ export interface RunRow {
   invoke_lease_until: Date | null;
   /** What the service could not do at the runtime for this run (admin run detail). */
   runtime_note: string | null;
+  /** The run this one replays (issue 14: admin replay), else null. */
+  replay_of: number | null;
 }
 
-/**
- * What a write on a run's hot path returns: the columns its callers go on with. Not the whole row: the pg driver
- * pays about 15 µs per 19-column result (bench), and on /trigger that was two results per request.
- */
+/** What a hot-path write returns: not the whole row (the pg driver pays ~15 µs per 19-column result, bench). */
 export type RunHead = Pick<RunRow, 'id' | 'agent_id' | 'status' | 'created_at' | 'started_at' | 'external_run_id'>;
 export const HEAD_COLUMNS = 'id, agent_id, status, created_at, started_at, external_run_id';
 
@@ -64,9 +64,11 @@ export interface NewRun {
   nextPollAt?: Date | null;
   /** Runs this service starts at a runtime: the lease of the call about to be made (run-leases.ts). */
   invokeLeaseUntil?: Date | null;
+  /** An admin replay (issue 14): the run it starts again. */
+  replayOf?: number | null;
 }
 
-const INSERT_COLUMNS = `agent_id, status, source, external_run_id, input, metadata, created_by, created_at, started_at, next_poll_at, invoke_lease_until, updated_at`;
+const INSERT_COLUMNS = `agent_id, status, source, external_run_id, input, metadata, created_by, created_at, started_at, next_poll_at, invoke_lease_until, updated_at, replay_of`;
 const insertValues = (r: NewRun) => [
   r.agentId,
   r.status,
@@ -79,24 +81,36 @@ const insertValues = (r: NewRun) => [
   r.startedAt ?? null,
   r.nextPollAt ?? null,
   r.invokeLeaseUntil ?? null,
+  r.replayOf ?? null,
 ];
 
-/** Inserts a run; with a guard, in the same statement as the request's rate-limit count (nothing over the limit). */
+/**
+ * Another write made by the run's own INSERT statement: a CTE reading the CTE `inserted` (the new run's head), so
+ * both commit or neither does (an Idempotency-Key's claim). `param` adds a parameter and returns its placeholder.
+ */
+export type RunInsertCompanion = (param: (value: unknown) => string) => string;
+
+/**
+ * Inserts a run; with a guard, in the same statement as the request's rate-limit count (nothing over the limit);
+ * with a companion, in the same statement as that write too (a failure of either fails both).
+ */
 export function insertRun(q: Queryable, run: NewRun): Promise<RunHead>;
-export function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null): Promise<RunHead | OverLimit>;
-export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null = null): Promise<RunHead | OverLimit> {
+export function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null, companion?: RunInsertCompanion | null): Promise<RunHead | OverLimit>;
+export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null = null, companion: RunInsertCompanion | null = null): Promise<RunHead | OverLimit> {
+  const params: unknown[] = insertValues(run);
+  const also = companion ? `, ${companion((v) => `$${params.push(v)}`)}` : '';
   const row = await writeGuarded<RunHead>(q, guard, {
-    params: insertValues(run),
+    params,
     // INSERT … SELECT gives its parameters no column types, hence the casts.
     ctes: (withinLimit) =>
-      withinLimit === null
-        ? `inserted AS (INSERT INTO runs (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $8) RETURNING ${HEAD_COLUMNS})`
+      (withinLimit === null
+        ? `inserted AS (INSERT INTO runs (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $8, $12) RETURNING ${HEAD_COLUMNS})`
         : `inserted AS (
              INSERT INTO runs (${INSERT_COLUMNS})
              SELECT $1::bigint, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::uuid, $8::timestamptz, $9::timestamptz,
-                    $10::timestamptz, $11::timestamptz, $8::timestamptz
+                    $10::timestamptz, $11::timestamptz, $8::timestamptz, $12::bigint
              WHERE ${withinLimit}
-             RETURNING ${HEAD_COLUMNS})`,
+             RETURNING ${HEAD_COLUMNS})`) + `, ${FIRST_STATUS_ON_TIMELINE}` + also,
     from: 'inserted',
     select: 'inserted.*',
   });
@@ -110,9 +124,12 @@ export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | nu
  */
 export async function insertRunOnce(q: Queryable, run: NewRun & { externalRunId: string }): Promise<{ run: RunRow; created: boolean }> {
   const { rows } = await q.query<RunRow>(
-    `INSERT INTO runs (${INSERT_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $8)
-     ON CONFLICT (agent_id, external_run_id) DO NOTHING RETURNING *`,
+    `WITH inserted AS (
+       INSERT INTO runs (${INSERT_COLUMNS})
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $8, $12)
+       ON CONFLICT (agent_id, external_run_id) DO NOTHING RETURNING *
+     ), ${FIRST_STATUS_ON_TIMELINE}
+     SELECT * FROM inserted`,
     insertValues(run),
   );
   if (rows[0]) return { run: rows[0], created: true };
@@ -239,60 +256,4 @@ export async function replaceCompletedOutput(q: Queryable, runId: number, output
     [runId, jsonParam(outputData), outputs, now],
   );
   return rows[0] ?? null;
-}
-
-// Status polling claims (decisions.md "Scale-out"): one statement claims due runs with FOR UPDATE SKIP LOCKED and
-// pushes their next_poll_at one interval forward, so two instances never poll the same run twice in one interval.
-// A short lease (poll_lease_until) also keeps a poll that outlives a short interval from overlapping the next.
-
-/** What polling needs of a run (a claimed row has it all). */
-export type PolledRun = Pick<RunRow, 'id' | 'status' | 'started_at' | 'created_at' | 'external_run_id'>;
-
-export interface DuePoll {
-  run: PolledRun;
-  runtimeId: number | null;
-  target: string | null; // the agent's task or webhook path (run-ownership.ts)
-  runningTimeoutMs: number;
-  pollIntervalS: number;
-}
-
-export async function claimDueForPoll(q: Queryable, now: Date, limit: number, leaseMs: number): Promise<Array<DuePoll & { dueAt: Date }>> {
-  const { rows } = await q.query<RunRow & { due_at: Date; a_runtime_id: number | null; a_target: string | null; a_running_timeout_ms: number; a_poll_interval_s: number }>(
-    `WITH due AS (
-       SELECT r.id, r.next_poll_at AS due_at FROM runs r
-       WHERE r.next_poll_at <= $1 AND r.status IN ('queued', 'running', 'waiting') AND r.external_run_id IS NOT NULL
-         AND (r.poll_lease_until IS NULL OR r.poll_lease_until <= $1)
-       ORDER BY r.next_poll_at
-       LIMIT $2
-       FOR UPDATE OF r SKIP LOCKED
-     )
-     UPDATE runs r SET
-       next_poll_at = $1::timestamptz + make_interval(secs => a.poll_interval_s),
-       poll_lease_until = $1::timestamptz + make_interval(secs => $3::double precision)
-     FROM due, agents a
-     WHERE r.id = due.id AND a.id = r.agent_id
-     RETURNING r.*, due.due_at, a.runtime_id AS a_runtime_id, a.target AS a_target, a.running_timeout_ms AS a_running_timeout_ms, a.poll_interval_s AS a_poll_interval_s`,
-    [now, limit, leaseMs / 1000],
-  );
-  return rows.map(({ due_at, a_runtime_id, a_target, a_running_timeout_ms, a_poll_interval_s, ...run }) => ({
-    run: run as RunRow,
-    dueAt: due_at, // the next_poll_at it was due at (the claim moved it on): the poll's lag is now − dueAt
-    runtimeId: a_runtime_id, target: a_target,
-    runningTimeoutMs: Number(a_running_timeout_ms),
-    pollIntervalS: Number(a_poll_interval_s),
-  }));
-}
-
-/** The poll is over: the next one may happen at next_poll_at. */
-export async function releasePollLease(q: Queryable, runId: number): Promise<void> {
-  await q.query('UPDATE runs SET poll_lease_until = NULL WHERE id = $1', [runId]);
-}
-
-/** The runtime asked us to come back later (429 with a reset time): never earlier than already planned. */
-export async function deferPoll(q: Queryable, runId: number, notBefore: Date): Promise<void> {
-  await q.query(
-    `UPDATE runs SET next_poll_at = greatest(next_poll_at, $2::timestamptz), poll_lease_until = NULL
-     WHERE id = $1 AND next_poll_at IS NOT NULL`,
-    [runId, notBefore],
-  );
 }

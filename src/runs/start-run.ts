@@ -4,7 +4,7 @@
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
-import { insertRun, recordTriggered, type RunHead, type RunRow } from './runs-repo.ts';
+import { insertRun, recordTriggered, type RunHead, type RunInsertCompanion, type RunRow } from './runs-repo.ts';
 import { transition, type TransitionResult } from './run-transitions.ts';
 import { mintRunCredentials } from '../agents/agent-tokens.ts';
 import { errors } from '../errors.ts';
@@ -26,6 +26,10 @@ export interface StartRunArgs {
   source: string;
   /** The request's rate-limit count, made by the run's insert (over the limit nothing is written: OverLimit). */
   guard?: RateGuard | null;
+  /** The request's Idempotency-Key claim, made by the run's insert too (runs/idempotency.ts). */
+  keyClaim?: RunInsertCompanion | null;
+  /** An admin replay (issue 14): the run this one starts again, linked by the insert. */
+  replayOf?: number | null;
 }
 
 export interface PreparedRun {
@@ -73,12 +77,20 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
     input: args.storedInput === undefined ? args.input : args.storedInput,
     createdBy: args.createdBy,
     invokeLeaseUntil: ctx.leases.firstLease(now),
-  }, args.guard ?? null);
+    replayOf: args.replayOf,
+  }, args.guard ?? null, args.keyClaim);
   if (isOverLimit(run)) return run;
   ctx.metrics.entered('start', run.status);
   // Built field by field: the agent key is never part of a payload (spec 2.3). The deployment id lets recovery
-  // find this very run at a runtime other deployments may share (decisions.md "Recovering lost runs").
-  const payload: TaskPayload = { runId: run.id, deploymentId: ctx.deploymentId, input: args.input ?? {} };
+  // find this very run at a runtime other deployments may share (decisions.md "Recovering lost runs"); the URLs
+  // tell the task where to report and resolve (decisions.md "Task payload").
+  const payload: TaskPayload = {
+    runId: run.id,
+    deploymentId: ctx.deploymentId,
+    serviceUrl: ctx.config.publicUrl,
+    callbackUrl: `${ctx.config.publicUrl}/api/runs/${run.id}/callback`,
+    input: args.input ?? {},
+  };
   // Spec 4.4 (and 2.3): connectionIds and credentialsToken travel together or not at all.
   if (Object.keys(connectionIds).length > 0) {
     // Issued at the run's creation: a /register repeating this run's external id answers this same token.
@@ -168,18 +180,18 @@ export async function applyWorkflowAnswer(
   const now = ctx.clock.now();
   let result: TransitionResult | null = null;
   if (answer.aborted || abortReason !== null) {
-    if (abortReason === 'timeout') result = await transition(ctx.db, runId, 'terminal', 'failed', now, { error: RUNNING_TIMEOUT_REASON });
+    if (abortReason === 'timeout') result = await transition(ctx.db, runId, 'terminal', 'failed', now, { error: RUNNING_TIMEOUT_REASON }, { via: 'timeout' });
   } else if (answer.status === 'completed') {
     result = await transition(ctx.db, runId, 'terminal', 'completed', now, {
       outputData: answer.output,
       outputs: outputsOf(answer.output),
       externalRunId: answer.externalRunId,
-    });
+    }, { via: 'sync' });
   } else {
     result = await transition(ctx.db, runId, 'terminal', answer.status, now, {
       error: answer.error ?? `workflow run ${answer.status}`,
       externalRunId: answer.externalRunId,
-    });
+    }, { via: 'sync' });
   }
   ctx.metrics.transitioned(abortReason === 'timeout' ? 'timeout' : 'sync', result);
   if (result?.kind === 'applied') {
@@ -199,7 +211,7 @@ export function noteUnrecordedExternalId(ctx: AppContext, run: Pick<RunRow, 'id'
 }
 
 async function failStart(ctx: AppContext, run: RunHead, reason: string): Promise<StartRunResult> {
-  const result = await transition(ctx.db, run.id, 'terminal', 'failed', ctx.clock.now(), { error: reason });
+  const result = await transition(ctx.db, run.id, 'terminal', 'failed', ctx.clock.now(), { error: reason }, { via: 'start' });
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   ctx.metrics.transitioned('start', result);
   const row = result.kind === 'not_found' ? run : result.run;

@@ -6,12 +6,17 @@ import { errors } from '../errors.ts';
 import { deepMerge } from '../lib/merge.ts';
 import { attributableUser } from '../orgs/attribution.ts';
 import { startRun, type StartRunResult } from './start-run.ts';
+import { idempotently, type IdempotencyRequest, type KeyTaken } from './idempotency.ts';
 
 export interface TriggerRequest {
   input?: object;
   userId?: string | null;
   /** This request's rate-limit count, made by the run's insert (over the limit: OverLimit, nothing written). */
   guard?: RateGuard | null;
+  /** The request's Idempotency-Key: a key already held starts nothing (KeyTaken). */
+  idempotency?: IdempotencyRequest | null;
+  /** An admin replay (issue 14): the run this one starts again. */
+  replayOf?: number;
 }
 
 /** Spec 4.1: managed_by='platform', status='active', allow_external_triggers — otherwise 403. */
@@ -21,10 +26,10 @@ export function assertTriggerEligible(agent: AgentRow): void {
   if (!agent.allow_external_triggers) throw errors.notEligible('external triggers are disabled for this agent');
 }
 
-export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source = 'trigger'): Promise<StartRunResult | OverLimit> {
+export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source = 'trigger'): Promise<StartRunResult | OverLimit | KeyTaken> {
   assertTriggerEligible(agent);
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
   // The caller's values win; deepMerge skips __proto__/constructor/prototype and builds fresh objects.
   const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
-  return startRun(ctx, { agent, input, createdBy, source, guard: req.guard });
+  return idempotently(ctx, agent.id, req.idempotency, req.guard, (keyClaim) => startRun(ctx, { agent, input, createdBy, source, guard: req.guard, keyClaim, replayOf: req.replayOf }));
 }

@@ -14,6 +14,8 @@ import { transition } from './run-transitions.ts';
 
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { attributableUser } from '../orgs/attribution.ts';
+import { foreignTokenReason } from './waitpoint-ownership.ts';
+import { waitpointTag } from '../runtimes/trigger-dev-adapter.ts';
 import type { Outcome, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeKind, WaitpointState } from '../runtimes/runtime-adapter.ts';
 
 export type WaitpointConflict =
@@ -22,7 +24,8 @@ export type WaitpointConflict =
   | 'unsupported' // the agent has no runtime, or its runtime has no waitpoints
   | 'token_not_waiting' // the runtime says the token is completed or timed out
   | 'runtime_refused' // the runtime could not be asked, or refused the completion
-  | 'lost_race'; // another completion (or a terminal write) got there first
+  | 'lost_race' // another completion (or a terminal write) got there first
+  | 'foreign_token'; // the runtime says the token ends another run's wait (waitpoint-ownership.ts)
 
 export type WaitpointResult =
   | { kind: 'ok'; run: RunRow }
@@ -67,6 +70,12 @@ export async function completeWaitpoint(ctx: AppContext, args: CompleteWaitpoint
   const state = inspected.value.status;
   if (state === 'COMPLETED' || state === 'TIMED_OUT') return conflict('token_not_waiting', `the waitpoint token is ${state.toLowerCase().replace('_', ' ')} at the runtime`);
   if (state === 'UNKNOWN' && !UNKNOWN_INSPECTION_PROCEEDS[conn.kind]) return conflict('token_not_waiting', 'the runtime did not confirm that the waitpoint token is waiting');
+  const runTag = waitpointTag({ runId, deploymentId: ctx.deploymentId });
+  const foreign = foreignTokenReason({ externalRunId: run.external_run_id, target: agent.target, runTag }, inspected.value.resumes);
+  if (foreign) {
+    ctx.log.warn({ runId }, `waitpoint refused: ${foreign}`);
+    return conflict('foreign_token', foreign);
+  }
 
   const actor = await attributableUser(ctx.db, agent.org_id, args.actorUserId);
   const claimed = await claim(ctx, runId, agent.id, tokenId);
@@ -108,7 +117,7 @@ async function claim(ctx: AppContext, runId: number, agentId: number, tokenId: s
   const moved = await ctx.db.transaction(async (tx) => {
     const locked = await lockRunOfAgent(tx, runId, agentId);
     if (locked?.status !== 'waiting' || locked.wait_state?.tokenId !== tokenId) return null;
-    const res = await transition(tx, runId, 'resumed', 'running', ctx.clock.now(), { waitState: null }, { agentId });
+    const res = await transition(tx, runId, 'resumed', 'running', ctx.clock.now(), { waitState: null }, { agentId, via: 'waitpoint' });
     return res.kind === 'applied' ? res.run : null;
   });
   if (moved) ctx.runWatch.publishRun(moved);
@@ -125,7 +134,7 @@ async function unclaim(ctx: AppContext, runId: number, agentId: number, waitStat
   const moved = await ctx.db.transaction(async (tx) => {
     const locked = await lockRunOfAgent(tx, runId, agentId);
     if (locked?.status !== 'running' || locked.wait_state) return null;
-    const res = await transition(tx, runId, 'waiting', 'waiting', ctx.clock.now(), { waitState }, { agentId });
+    const res = await transition(tx, runId, 'waiting', 'waiting', ctx.clock.now(), { waitState }, { agentId, via: 'waitpoint' });
     return res.kind === 'applied' ? res.run : null;
   });
   if (moved) ctx.runWatch.publishRun(moved);

@@ -13,7 +13,7 @@ import { cursorOf, EXECUTION_PAGES, EXECUTIONS_PAGE, matchExecution, workflowsFo
 import type { RuntimeCallName } from './runtime-calls.ts';
 import { ABORTED_MESSAGE, startHeldCall, type HeldAnswer } from './held-call.ts';
 import {
-  answerFromHeld, EXECUTION_ID_HEADER, executionIdFromResumeUrl, logsFromExecution, statusFromExecution,
+  answerFromHeld, EXECUTION_ID_HEADER, executionIdFromResumeUrl, logsFromExecution, ownerOf, statusFromExecution,
   type Execution,
 } from './n8n-mapping.ts';
 
@@ -160,14 +160,16 @@ export class N8nAdapter implements RuntimeAdapter {
     const url = resumeUrlOnRuntime(runtime, tokenId);
     if (!url) return fail('rejected', 'n8n waitpoint: resume URL is not on the runtime\'s origin');
     const executionId = executionIdFromResumeUrl(url);
-    if (!executionId || !runtime.apiKey) return { ok: true, value: { status: 'UNKNOWN' } };
+    if (!executionId) return { ok: true, value: { status: 'UNKNOWN' } };
+    if (!runtime.apiKey) return { ok: true, value: { status: 'UNKNOWN', resumes: { externalRunId: executionId } } };
     const ex = await this.#getExecution(runtime, executionId);
-    if (!ex.ok) return ex.failure.httpStatus === 404 ? { ok: true, value: { status: 'UNKNOWN' } } : ex;
+    if (!ex.ok) return ex.failure.httpStatus === 404 ? { ok: true, value: { status: 'UNKNOWN', resumes: { externalRunId: executionId } } } : ex;
+    const resumes = { externalRunId: executionId, owner: ownerOf(ex.value) };
     const word = ex.value.status;
-    if (word === 'waiting') return { ok: true, value: { status: 'WAITING' } };
+    if (word === 'waiting') return { ok: true, value: { status: 'WAITING', resumes } };
     // Running again or finished: the wait is over either way.
-    if (word && ['running', 'success', 'error', 'crashed', 'canceled'].includes(word)) return { ok: true, value: { status: 'COMPLETED' } };
-    return { ok: true, value: { status: 'UNKNOWN' } };
+    if (word && ['running', 'success', 'error', 'crashed', 'canceled'].includes(word)) return { ok: true, value: { status: 'COMPLETED', resumes } };
+    return { ok: true, value: { status: 'UNKNOWN', resumes } };
   }
 
   /** POSTs the payload to the resume URL, and only to the runtime's own origin (the URL came from a callback). */

@@ -102,7 +102,7 @@ export function statusFromExecution(ex: Execution): RemoteStatus {
 }
 
 /** The workflow the execution ran and the paths its Webhook nodes answer POST on; null without its graph. */
-function ownerOf(ex: Execution): RemoteOwner | null {
+export function ownerOf(ex: Execution): RemoteOwner | null {
   const id = ex.workflowId ?? ex.workflowData?.id;
   const nodes = ex.workflowData?.nodes;
   if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '' || !Array.isArray(nodes)) return null;

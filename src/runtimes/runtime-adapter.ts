@@ -16,22 +16,29 @@ export interface RuntimeConnection {
  * Spec 2.3: what the service sends to the runtime when it triggers a run. Never holds the agent key.
  * `deploymentId` is our addition (decisions.md "Recovering lost runs"): with `runId` it names the run exactly at a
  * runtime that several deployments share, so a run whose answer was lost is found in the runtime's records.
+ * `serviceUrl` and `callbackUrl` are ours too (decisions.md "Task payload"): where the task reaches the service.
  */
 export interface TaskPayload {
   runId: number;
   deploymentId?: string;
+  /** ARS_PUBLIC_URL: the base of /api/runs/{runId}/waitpoint, /api/credentials/{id}/resolve, … */
+  serviceUrl?: string;
+  /** `{serviceUrl}/api/runs/{runId}/callback` (spec 4.8). */
+  callbackUrl?: string;
   input: unknown;
   connectionIds?: Record<string, { integrationId: string; connectionId: string }>;
   credentialsToken?: string;
 }
 
 /**
- * The exact body adapters send (spec 2.3). Copies the four known fields only, so anything else a caller put on
- * the object (an agent key, say) can never reach the runtime, whatever the static type said.
+ * The exact body adapters send (spec 2.3). Copies the known fields only, so anything else a caller put on the
+ * object (an agent key, say) can never reach the runtime, whatever the static type said.
  */
 export function wirePayload(p: TaskPayload): TaskPayload {
   const out: TaskPayload = { runId: p.runId, input: p.input ?? {} };
   if (p.deploymentId !== undefined) out.deploymentId = p.deploymentId;
+  if (p.serviceUrl !== undefined) out.serviceUrl = p.serviceUrl;
+  if (p.callbackUrl !== undefined) out.callbackUrl = p.callbackUrl;
   if (p.connectionIds !== undefined) out.connectionIds = p.connectionIds;
   if (p.credentialsToken !== undefined) out.credentialsToken = p.credentialsToken;
   return out;
@@ -150,6 +157,12 @@ export interface FoundRun {
 
 export interface WaitpointState {
   status: 'WAITING' | 'COMPLETED' | 'TIMED_OUT' | 'UNKNOWN';
+  /**
+   * Which run the token resumes, as far as the runtime says (runs/waitpoint-ownership.ts checks it against the
+   * run): n8n, the execution of the resume URL and, when read, the workflow it runs; Trigger.dev, the run tags
+   * (`ars_run:…`) the task put on the token. Absent when the runtime says nothing.
+   */
+  resumes?: { externalRunId?: string; owner?: RemoteOwner | null; runTags?: string[] };
 }
 
 export interface RuntimeAdapter {
@@ -173,5 +186,5 @@ export interface RuntimeAdapter {
   /** Where the runtime needs an inspection first (Trigger.dev answers success even for finished tokens). */
   inspectWaitpoint(runtime: RuntimeConnection, tokenId: string): Promise<Outcome<WaitpointState>>;
   completeWaitpoint(runtime: RuntimeConnection, tokenId: string, payload: unknown): Promise<Outcome<void>>;
-  fetchLogs(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<unknown[]>>;
+  fetchLogs(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RuntimeLogEntry[]>>;
 }

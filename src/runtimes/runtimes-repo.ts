@@ -1,5 +1,6 @@
 // Runtimes: an organization's connection to one n8n instance or Trigger.dev API (runtimes.md). Secrets sealed.
 import type { Queryable } from '../storage/db.ts';
+import { sqlWhere } from '../storage/sql-where.ts';
 import type { RuntimeKind } from './runtime-adapter.ts';
 
 export interface RuntimeRow {
@@ -50,4 +51,25 @@ export async function updateRuntime(q: Queryable, id: number, patch: Partial<Run
   for (const col of UPDATABLE) if (patch[col] !== undefined) sets.push(`${col} = $${params.push(patch[col])}`);
   const { rows } = await q.query<RuntimeRow>(`UPDATE runtimes SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params);
   return rows[0] ?? null;
+}
+
+export interface RuntimeListFilter {
+  /** Only runtimes of these organizations (a filter, or a caller's scope). */
+  orgIds?: string[];
+  kind?: RuntimeKind;
+  /** Only runtimes with a smaller id (the last id of the previous page). */
+  beforeId?: number;
+  limit: number;
+}
+
+/** The admin list (issue 14): newest first, keyset-paginated on id. */
+export async function listRuntimes(q: Queryable, f: RuntimeListFilter): Promise<RuntimeRow[]> {
+  const params: unknown[] = [];
+  const where = sqlWhere(params, (p) => [
+    f.orgIds !== undefined && `org_id = ANY(${p(f.orgIds)}::uuid[])`,
+    f.kind !== undefined && `kind = ${p(f.kind)}`,
+    f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
+  ]);
+  const { rows } = await q.query<RuntimeRow>(`SELECT * FROM runtimes ${where} ORDER BY id DESC LIMIT $${params.push(f.limit)}`, params);
+  return rows;
 }

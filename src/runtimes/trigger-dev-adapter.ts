@@ -161,9 +161,11 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   async inspectWaitpoint(runtime: RuntimeConnection, tokenId: string): Promise<Outcome<WaitpointState>> {
     const res = await this.#api(runtime, 'GET', ['api', 'v1', 'waitpoints', 'tokens', tokenId], 'Trigger.dev waitpoint');
     if (!res.ok) return res;
-    const word = (res.value.json as { status?: unknown }).status;
+    const { status: word, tags } = res.value.json as { status?: unknown; tags?: unknown };
     const status = word === 'WAITING' || word === 'COMPLETED' || word === 'TIMED_OUT' ? word : 'UNKNOWN';
-    return { ok: true, value: { status } };
+    // Only our own tags say which run a token is for; a task tags its token with `waitpointTag` (the SDK does).
+    const runTags = Array.isArray(tags) ? tags.filter((t): t is string => typeof t === 'string' && t.startsWith(RUN_TAG_PREFIX)) : [];
+    return { ok: true, value: runTags.length > 0 ? { status, resumes: { runTags } } : { status } };
   }
 
   /** Trigger.dev answers success even for a finished token (⚠): callers inspect first. The key is `data` (⚠). */
@@ -211,9 +213,19 @@ function runKey(p: Pick<TaskPayload, 'runId' | 'deploymentId'>): string {
   return p.deploymentId ? `${p.deploymentId}:${p.runId}` : String(p.runId);
 }
 
+const RUN_TAG_PREFIX = 'ars_run:';
+
 /** Tags are at most 128 characters; a uuid and a run id fit. */
 function runTag(key: string): string {
-  return `ars_run:${key}`;
+  return `${RUN_TAG_PREFIX}${key}`;
+}
+
+/**
+ * The tag a task puts on a waitpoint token it creates for this run (`wait.createToken({tags: [...]})`), the same
+ * as the run's own tag: `/waitpoint` then refuses to complete the token for any other run (issue 12).
+ */
+export function waitpointTag(p: Pick<TaskPayload, 'runId' | 'deploymentId'>): string {
+  return runTag(runKey(p));
 }
 
 function failureFor(res: ApiResponse, what: string): { ok: false; failure: RuntimeFailure } {

@@ -29,6 +29,8 @@ import { downloadHeaders, outputsHeader } from './download-headers.ts';
 import { firstChunk, jsonReason } from './stream-start.ts';
 import { errorText } from '../runs/run-view.ts';
 import { watchWriteStall } from './write-stall.ts';
+import { idempotently, type IdempotencyRequest, type KeyTaken } from '../runs/idempotency.ts';
+import type { RunInsertCompanion } from '../runs/runs-repo.ts';
 
 export interface DownloadRequest {
   input?: object;
@@ -36,6 +38,8 @@ export interface DownloadRequest {
   timeoutMs?: number;
   /** This request's rate-limit count, made by the run's insert. */
   guard?: RateGuard | null;
+  /** The request's Idempotency-Key: a key already held starts nothing (KeyTaken). */
+  idempotency?: IdempotencyRequest | null;
 }
 
 export type DownloadOutcome =
@@ -62,16 +66,17 @@ export function assertDownloadable(agent: AgentRow): void {
   if (agent.status !== 'active') throw errors.agentUnavailable(`agent is not active (status ${agent.status})`);
 }
 
-export async function triggerAndDownload(ctx: AppContext, agent: AgentRow, req: DownloadRequest, callerGone?: AbortSignal): Promise<DownloadOutcome> {
+export async function triggerAndDownload(ctx: AppContext, agent: AgentRow, req: DownloadRequest, callerGone?: AbortSignal): Promise<DownloadOutcome | KeyTaken> {
   assertDownloadable(agent);
-  return startDownload(ctx, agent, {
+  const args = {
     input: deepMerge(agent.default_input ?? {}, req.input ?? {}),
     createdBy: await attributableUser(ctx.db, agent.org_id, req.userId),
     windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms }),
     source: 'download',
     callerGone,
     guard: req.guard,
-  });
+  };
+  return idempotently(ctx, agent.id, req.idempotency, req.guard, (keyClaim) => startDownload(ctx, agent, { ...args, keyClaim }));
 }
 
 export interface StartDownloadArgs {
@@ -81,6 +86,7 @@ export interface StartDownloadArgs {
   source: string;
   callerGone?: AbortSignal;
   guard?: RateGuard | null;
+  keyClaim?: RunInsertCompanion | null;
 }
 
 /** The streaming core, for trigger-and-download and the zone `runs/download` (eligibility checked by the caller). */
@@ -91,7 +97,7 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
   if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {
     throw errors.agentUnavailable('the agent\'s runtime cannot stream a file (task runtimes return values, not files)');
   }
-  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source, guard: args.guard });
+  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source, guard: args.guard, keyClaim: args.keyClaim });
   if (isOverLimit(prepared)) return prepared;
   const { run } = prepared;
   // Failed or cancelled by someone else (this or another instance): the call has no one left to serve.
@@ -139,7 +145,7 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
     clearTimeout(timer);
 
     // Streaming starts: the run is running (spec 4.3). A run failed or cancelled meanwhile is not streamed.
-    const started = await transition(ctx.db, run.id, 'started', 'running', ctx.clock.now(), { externalRunId: upstream.externalRunId ?? null });
+    const started = await transition(ctx.db, run.id, 'started', 'running', ctx.clock.now(), { externalRunId: upstream.externalRunId ?? null }, { via: 'sync' });
     ctx.metrics.transitioned('sync', started);
     if (started.kind === 'applied') {
       ctx.runWatch.publishRun(started.run);
@@ -229,7 +235,7 @@ function fail(ctx: AppContext, run: RunHead, reason: string): Promise<RunHead> {
 async function finish(ctx: AppContext, run: RunHead, to: Extract<RunStatus, 'completed' | 'failed'>, patch: RunPatch): Promise<RunHead> {
   const now = ctx.clock.now();
   const durationMs = Math.max(0, now.getTime() - new Date(run.created_at).getTime());
-  const result = await transition(ctx.db, run.id, 'terminal', to, now, { ...patch, durationMs, completedAt: now });
+  const result = await transition(ctx.db, run.id, 'terminal', to, now, { ...patch, durationMs, completedAt: now }, { via: 'sync' });
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   ctx.metrics.transitioned('sync', result);
   return result.kind === 'not_found' ? run : result.run;

@@ -12,8 +12,9 @@ import { isOverLimit, type OverLimit } from '../rate-limits/rate-guard.ts';
 import { transition, type TransitionResult } from '../runs/run-transitions.ts';
 import { isTerminal } from '../runs/run-states.ts';
 import { isDatabaseUnavailable } from '../storage/db-unavailable.ts';
-import { invokePrepared, prepareRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
-import { watchTerminal } from './await-run.ts';
+import { invokePrepared, prepareRun, type PreparedRun, type StartRunArgs, type StartRunResult } from '../runs/start-run.ts';
+import type { AgentRow } from '../agents/agents-repo.ts';
+import { watchTerminal, type RunWait } from './await-run.ts';
 import { pollTaskWhileWaiting, readTaskStatus, withTaskReturnValue, type RemoteRead } from './task-wait.ts';
 
 export type SyncOutcome =
@@ -63,32 +64,10 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
   }
 
   if (started.invoked.answer === undefined) {
-    // Task runtime: poll while waiting; the callback, the background poller or an alert may also end it. Only
-    // what polling and the return value need is kept across the wait, not the run's input or payload.
+    // Task runtime. Only what polling and the return value need is kept across the wait, not the input or payload.
     const remote = { runtime: prepared.runtime, adapter: prepared.adapter };
-    const externalRunId = started.invoked.externalRunId;
-    const { status, started_at, created_at } = started.run;
-    const run = { id: runId, status, started_at, created_at, external_run_id: externalRunId };
-    const stopPolling = new AbortController();
-    const poll = pollTaskWhileWaiting(ctx, { run, target: args.agent.target, runningTimeoutMs: args.agent.running_timeout_ms, ...remote }, stopPolling.signal);
-    // A completion reported to this instance: the return value is read while the completion is written, not after.
-    let earlyRead: Promise<RemoteRead> | undefined;
-    const unhear = ctx.runWatch.watchCompletion(runId, () => {
-      earlyRead ??= readTaskStatus(remote, externalRunId);
-    });
-    let res;
-    try {
-      res = await wait.outcome;
-    } finally {
-      stopPolling.abort();
-      unhear();
-    }
-    if (res.kind === 'aborted') return { kind: 'caller_gone', runId };
-    if (res.kind === 'not_found') throw new Error(`run ${runId} vanished while waited for`);
-    if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
-    if (res.kind === 'unknown') return { kind: 'timed_out', run: started.run };
-    const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, remote, res.run, deadline, externalRunId, earlyRead);
-    return { kind: 'finished', run: finished };
+    const run = { ...started.run, external_run_id: started.invoked.externalRunId };
+    return awaitTaskRun(ctx, { wait, run, agent: args.agent, remote, deadline });
   }
 
   const res = await wait.outcome;
@@ -103,12 +82,51 @@ export async function startAndAwait(ctx: AppContext, args: StartRunArgs, opts: S
   return failSilentWorkflowRun(ctx, res.run);
 }
 
+export interface TaskRunWait {
+  /** Subscribed before anything could end the run (watchTerminal). */
+  wait: RunWait;
+  /** The run as last known, with the runtime's id for it. */
+  run: RunHead;
+  agent: Pick<AgentRow, 'target' | 'running_timeout_ms'>;
+  remote: Pick<PreparedRun, 'runtime' | 'adapter'>;
+  deadline: number;
+}
+
+/**
+ * A task run while a caller waits (spec 4.2 "Task runtime"): polled meanwhile; the callback, the background poller
+ * or an alert may also end it. Finished, its output_data is the task's return value.
+ */
+export async function awaitTaskRun(ctx: AppContext, w: TaskRunWait): Promise<SyncOutcome> {
+  const { run, remote } = w;
+  const externalRunId = run.external_run_id;
+  const stopPolling = new AbortController();
+  const poll = pollTaskWhileWaiting(ctx, { run, target: w.agent.target, runningTimeoutMs: w.agent.running_timeout_ms, ...remote }, stopPolling.signal);
+  // A completion reported to this instance: the return value is read while the completion is written, not after.
+  let earlyRead: Promise<RemoteRead> | undefined;
+  const unhear = ctx.runWatch.watchCompletion(run.id, () => {
+    earlyRead ??= readTaskStatus(remote, externalRunId);
+  });
+  let res;
+  try {
+    res = await w.wait.outcome;
+  } finally {
+    stopPolling.abort();
+    unhear();
+  }
+  if (res.kind === 'aborted') return { kind: 'caller_gone', runId: run.id };
+  if (res.kind === 'not_found') throw new Error(`run ${run.id} vanished while waited for`);
+  if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
+  if (res.kind === 'unknown') return { kind: 'timed_out', run };
+  const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, remote, res.run, w.deadline, externalRunId, earlyRead);
+  return { kind: 'finished', run: finished };
+}
+
 /** Spec part 3 / decisions.md: fails the run only if it is still queued at this instant (one guarded write). */
 async function failSilentWorkflowRun(ctx: AppContext, run: RunRow): Promise<SyncOutcome> {
   const runId = run.id;
   let result: TransitionResult;
   try {
-    result = await transition(ctx.db, runId, 'no_sign_of_life', 'failed', ctx.clock.now(), { error: NO_ANSWER_REASON });
+    result = await transition(ctx.db, runId, 'no_sign_of_life', 'failed', ctx.clock.now(), { error: NO_ANSWER_REASON }, { via: 'sync' });
   } catch (err) {
     // The database went away since the deadline's read: as above, the run goes on and the caller gets its 202.
     if (!isDatabaseUnavailable(err)) throw err;

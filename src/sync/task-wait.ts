@@ -11,7 +11,8 @@
 // the response agree.
 import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../context.ts';
-import { findRun, replaceCompletedOutput, type PolledRun, type RunRow } from '../runs/runs-repo.ts';
+import { findRun, replaceCompletedOutput, type RunRow } from '../runs/runs-repo.ts';
+import type { PolledRun } from '../runs/poll-claims.ts';
 
 import type { Outcome, RemoteStatus } from '../runtimes/runtime-adapter.ts';
 import { outputsOf } from '../runs/run-output.ts';

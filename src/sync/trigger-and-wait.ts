@@ -8,6 +8,7 @@ import { deepMerge } from '../lib/merge.ts';
 import { attributableUser } from '../orgs/attribution.ts';
 import { waitWindowMs } from './wait-window.ts';
 import { startAndAwait, type SyncOutcome } from './sync-wait.ts';
+import { idempotently, type IdempotencyRequest, type KeyTaken } from '../runs/idempotency.ts';
 
 export interface TriggerAndWaitRequest {
   input?: object;
@@ -15,6 +16,8 @@ export interface TriggerAndWaitRequest {
   timeoutMs?: number;
   /** This request's rate-limit count, made by the run's insert. */
   guard?: RateGuard | null;
+  /** The request's Idempotency-Key: a key already held starts nothing (KeyTaken). */
+  idempotency?: IdempotencyRequest | null;
 }
 
 /**
@@ -33,11 +36,13 @@ export async function triggerAndWait(
   agent: AgentRow,
   req: TriggerAndWaitRequest,
   signal?: AbortSignal,
-): Promise<SyncOutcome> {
+): Promise<SyncOutcome | KeyTaken> {
   assertSyncTriggerable(agent);
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
   // Spec 4.2: merged on top of the saved default input; the caller's values win.
   const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
   const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms });
-  return startAndAwait(ctx, { agent, input, createdBy, source: 'trigger_and_wait', guard: req.guard }, { windowMs, signal });
+  return idempotently(ctx, agent.id, req.idempotency, req.guard, (keyClaim) =>
+    startAndAwait(ctx, { agent, input, createdBy, source: 'trigger_and_wait', guard: req.guard, keyClaim }, { windowMs, signal }),
+  );
 }

@@ -11,6 +11,7 @@ import { startRun, type StartRunResult } from '../runs/start-run.ts';
 import { startAndAwait, type SyncOutcome } from '../sync/sync-wait.ts';
 import { startDownload, type DownloadOutcome } from '../sync/download-run.ts';
 import { waitWindowMs } from '../sync/wait-window.ts';
+import { idempotently, type IdempotencyRequest, type KeyTaken } from '../runs/idempotency.ts';
 
 export interface ZoneRunView extends SyncRunView {
   /** Only while the run is `waiting`: what the reviewer is shown (spec 4.8 `waiting`). */
@@ -35,6 +36,8 @@ export interface ZoneRunRequest {
   input?: object;
   /** This request's rate-limit count, made by the run's insert. */
   guard?: RateGuard | null;
+  /** The request's Idempotency-Key, scoped to the agent like the ingest endpoints' (decisions.md). */
+  idempotency?: IdempotencyRequest | null;
 }
 
 /** The run input as 4.1 builds it: the caller's values merged over the agent's saved default input. */
@@ -43,8 +46,10 @@ export function zoneInput(agent: AgentRow, input: object | undefined): unknown {
 }
 
 /** zones.md `POST …/runs` (as 4.1). */
-export async function startZoneRun(ctx: AppContext, req: ZoneRunRequest): Promise<StartRunResult | OverLimit> {
-  return startRun(ctx, { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone', guard: req.guard });
+export async function startZoneRun(ctx: AppContext, req: ZoneRunRequest): Promise<StartRunResult | OverLimit | KeyTaken> {
+  return idempotently(ctx, req.agent.id, req.idempotency, req.guard, (keyClaim) =>
+    startRun(ctx, { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone', guard: req.guard, keyClaim }),
+  );
 }
 
 export interface ZoneSyncRequest extends ZoneRunRequest {
@@ -54,24 +59,29 @@ export interface ZoneSyncRequest extends ZoneRunRequest {
 }
 
 /** zones.md `POST …/runs/wait` (as 4.2, window per 8.3). */
-export async function startZoneRunAndWait(ctx: AppContext, req: ZoneSyncRequest): Promise<SyncOutcome> {
+export async function startZoneRunAndWait(ctx: AppContext, req: ZoneSyncRequest): Promise<SyncOutcome | KeyTaken> {
   const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms });
-  return startAndAwait(
-    ctx,
-    { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait', guard: req.guard },
-    { windowMs, signal: req.callerGone },
+  return idempotently(ctx, req.agent.id, req.idempotency, req.guard, (keyClaim) =>
+    startAndAwait(
+      ctx,
+      { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait', guard: req.guard, keyClaim },
+      { windowMs, signal: req.callerGone },
+    ),
   );
 }
 
 /** zones.md `POST …/runs/download` (as 4.3): the agent must produce files (422 otherwise). */
-export async function startZoneDownload(ctx: AppContext, req: ZoneSyncRequest): Promise<DownloadOutcome> {
+export async function startZoneDownload(ctx: AppContext, req: ZoneSyncRequest): Promise<DownloadOutcome | KeyTaken> {
   if (req.agent.output_kind !== 'file_download') throw errors.agentUnavailable('agent output_kind is not file_download');
-  return startDownload(ctx, req.agent, {
-    input: zoneInput(req.agent, req.input),
-    createdBy: req.userId,
-    windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms }),
-    source: 'zone_download',
-    callerGone: req.callerGone,
-    guard: req.guard,
-  });
+  return idempotently(ctx, req.agent.id, req.idempotency, req.guard, (keyClaim) =>
+    startDownload(ctx, req.agent, {
+      input: zoneInput(req.agent, req.input),
+      createdBy: req.userId,
+      windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms }),
+      source: 'zone_download',
+      callerGone: req.callerGone,
+      guard: req.guard,
+      keyClaim,
+    }),
+  );
 }

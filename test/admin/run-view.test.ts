@@ -20,6 +20,7 @@ const row = (over: Partial<RunRow> = {}): RunRow => ({
   created_at: new Date('2026-01-01T00:00:00Z'),
   invoke_lease_until: null,
   runtime_note: null,
+  replay_of: null,
   started_at: new Date('2026-01-01T00:00:01Z'),
   completed_at: new Date('2026-01-01T00:00:02.500Z'),
   next_poll_at: null,

@@ -32,9 +32,9 @@ describe('GET /runs/{runId}', () => {
       createdBy: userId,
     });
     clock.advance(500);
-    await transition(t.db, created.id, 'started', 'running', clock.now());
+    await transition(t.db, created.id, 'started', 'running', clock.now(), {}, { via: 'admin' });
     clock.advance(2000);
-    await transition(t.db, created.id, 'terminal', 'completed', clock.now(), { outputData: { summary: 'ok', outputs: 3 }, outputs: 3 });
+    await transition(t.db, created.id, 'terminal', 'completed', clock.now(), { outputData: { summary: 'ok', outputs: 3 }, outputs: 3 }, { via: 'admin' });
 
     const body = await ok(t, 200, 'GET', `/runs/${created.id}`);
     expect(body).toEqual({
@@ -53,6 +53,15 @@ describe('GET /runs/{runId}', () => {
       metadata: { source: 'crm' },
       input: { webhook: { headers: { authorization: '[REDACTED]' } } },
       runtime_note: null, // issue 11: what the service could not do at the runtime
+      wait: null, // issue 14: what a waiting run waits for
+      // issue 14: every status entered, with the path that wrote it (the source for the first)
+      timeline: [
+        { status: 'queued', via: 'trigger', at: created.created_at.toISOString() },
+        { status: 'running', via: 'admin', at: new Date(created.created_at.getTime() + 500).toISOString() },
+        { status: 'completed', via: 'admin', at: new Date(created.created_at.getTime() + 2500).toISOString() },
+      ],
+      replay_of: null, // issue 14: admin replay links, both ways
+      replays: [],
     });
   });
 
@@ -60,7 +69,7 @@ describe('GET /runs/{runId}', () => {
     const seeded = await seedAgent(t);
     const queued = await run(seeded.agent.id);
     expect(await ok(t, 200, 'GET', `/runs/${queued.id}`)).toMatchObject({ status: 'queued', started_at: null, completed_at: null, duration_ms: null, outputs: 0, output_data: null, created_by: null, external_run_id: null });
-    await transition(t.db, queued.id, 'terminal', 'failed', clock.now(), { error: { name: 'Error', message: 'boom' } });
+    await transition(t.db, queued.id, 'terminal', 'failed', clock.now(), { error: { name: 'Error', message: 'boom' } }, { via: 'admin' });
     expect((await ok(t, 200, 'GET', `/runs/${queued.id}`)).error).toEqual({ name: 'Error', message: 'boom' });
   });
 
@@ -105,11 +114,13 @@ describe('GET /runs', () => {
     const ra = await run(a.agent.id);
     await run(b.agent.id);
     const done = await run(a.agent.id);
-    await transition(t.db, done.id, 'terminal', 'completed', clock.now(), { outputData: { ok: true } });
+    await transition(t.db, done.id, 'terminal', 'completed', clock.now(), { outputData: { ok: true } }, { via: 'admin' });
     const byAgent = await ok(t, 200, 'GET', `/runs?agent_id=${a.agent.id}`);
     expect(byAgent.data.map((r: { runId: number }) => r.runId)).toEqual([done.id, ra.id]);
     expect(byAgent.next_cursor).toBeNull();
-    expect(byAgent.data[0]).toEqual(await ok(t, 200, 'GET', `/runs/${done.id}`));
+    // The list shows each run as the detail does, without the detail's wait state, timeline and replay links.
+    const { wait: _wait, timeline: _timeline, replay_of: _replayOf, replays: _replays, ...listed } = await ok(t, 200, 'GET', `/runs/${done.id}`);
+    expect(byAgent.data[0]).toEqual(listed);
     const completed = await ok(t, 200, 'GET', `/runs?agent_id=${a.agent.id}&status=completed`);
     expect(completed.data.map((r: { runId: number }) => r.runId)).toEqual([done.id]);
     expect((await ok(t, 200, 'GET', '/runs?agent_id=999999')).data).toEqual([]);

@@ -1,6 +1,6 @@
 // Issue 11 item 5 "Operations", decisions.md "Retention": finished outbox rows (delivered or given up) and alert
 // receipts older than ARS_RETENTION_DAYS are deleted in batches; pending and recent rows stay, and a runtime's
-// resend of a recent alert is still recognised as a duplicate after a pruning pass.
+// resend of a recent alert is still recognised as a duplicate after a pruning pass. Expired Idempotency-Keys go too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
@@ -54,7 +54,7 @@ describe('decisions.md "Retention": pruning finished outbox rows and old alert r
     await receipt('alert-1h', ago(3_600_000));
 
     const before = await scrape(t.app);
-    expect(await pruneExpired(t.ctx)).toEqual({ outbox: 2, alertReceipts: 1 });
+    expect(await pruneExpired(t.ctx)).toEqual({ outbox: 2, alertReceipts: 1, idempotencyKeys: 0 });
     const after = await scrape(t.app);
 
     expect(await left('SELECT message_id AS k FROM outbox')).toEqual(['delivered-6d', 'given-up-1h', 'pending-30d', 'pending-now']);
@@ -62,7 +62,7 @@ describe('decisions.md "Retention": pruning finished outbox rows and old alert r
     const moved = (table: string) => after.value('ars_retention_pruned_rows_total', { table }) - before.value('ars_retention_pruned_rows_total', { table });
     expect(moved('outbox')).toBe(2);
     expect(moved('alert_receipts')).toBe(1);
-    expect(await pruneExpired(t.ctx)).toEqual({ outbox: 0, alertReceipts: 0 }); // nothing left to do
+    expect(await pruneExpired(t.ctx)).toEqual({ outbox: 0, alertReceipts: 0, idempotencyKeys: 0 }); // nothing left to do
   });
 
   it('a backlog larger than one batch is deleted in batches by one pass', async () => {
@@ -71,8 +71,25 @@ describe('decisions.md "Retention": pruning finished outbox rows and old alert r
        SELECT 'completed', 'bulk-' || n, '{}'::jsonb, $1, $1, $1 FROM generate_series(1, 2500) AS n`,
       [ago(10 * DAY)],
     );
-    expect(await pruneExpired(t.ctx)).toEqual({ outbox: 2500, alertReceipts: 0 });
+    expect(await pruneExpired(t.ctx)).toEqual({ outbox: 2500, alertReceipts: 0, idempotencyKeys: 0 });
     expect(await left("SELECT message_id AS k FROM outbox WHERE message_id LIKE 'bulk-%'")).toEqual([]);
+  });
+
+  it('issue 13 item 4: expired Idempotency-Keys are deleted (whatever ARS_RETENTION_DAYS says); live ones stay', async () => {
+    const run = await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now: clock.now() });
+    const key = (k: string, expiresAt: Date) =>
+      t.db.query(
+        `INSERT INTO idempotency_keys (agent_id, key, endpoint, fingerprint, run_id, created_at, expires_at) VALUES ($1, $2, 'trigger', 'f', $3, $4, $5)`,
+        [agent.agent.id, k, run.id, ago(DAY), expiresAt],
+      );
+    await key('expired-1s', ago(1_000));
+    await key('expires-in-1h', ago(-3_600_000));
+    const before = await scrape(t.app);
+    expect(await pruneExpired(t.ctx)).toEqual({ outbox: 0, alertReceipts: 0, idempotencyKeys: 1 });
+    const after = await scrape(t.app);
+    expect(await left('SELECT key AS k FROM idempotency_keys')).toEqual(['expires-in-1h']);
+    const table = { table: 'idempotency_keys' };
+    expect(after.value('ars_retention_pruned_rows_total', table) - before.value('ars_retention_pruned_rows_total', table)).toBe(1);
   });
 
   it('runtimes.md: a resend of an alert inside the retention is still a duplicate after a pass (dedupe survives pruning)', async () => {

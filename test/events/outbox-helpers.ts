@@ -81,7 +81,7 @@ export async function runTo(t: TestApp, agentId: number, to: RunStatus, patch: R
   const now = t.ctx.clock.now();
   const run = await insertRun(t.db, { agentId, status: 'running', source: 'trigger', now, startedAt: now, input: { topic: 'x' } });
   const event = to === 'waiting' ? 'waiting' : 'terminal';
-  const res = await transition(t.db, run.id, event, to, now, patch);
+  const res = await transition(t.db, run.id, event, to, now, patch, { via: 'admin' });
   if (res.kind !== 'applied') throw new Error(`run ${run.id} did not move to ${to}`);
   return run.id;
 }

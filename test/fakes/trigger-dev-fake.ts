@@ -53,6 +53,8 @@ export interface FakeWaitpointToken {
   data?: unknown;
   completeCalls: number;
   completedAt?: Date;
+  /** `wait.createToken({tags})`: the run tag a task puts on its token (waitpointTag). */
+  tags: string[];
 }
 
 export interface TriggerDevFakeOptions {
@@ -66,6 +68,7 @@ export class TriggerDevFake extends FakeHttpServer {
   readonly runs = new Map<string, FakeTriggerRun>();
   readonly tokens = new Map<string, FakeWaitpointToken>();
   readonly #tasks = new Map<string, ((run: FakeTriggerRun) => void) | undefined>();
+  readonly #tokenWaiters = new Map<string, Array<(data: unknown) => void>>();
   readonly #inlineLimit: number;
   /**
    * Where outputPresignedUrl points: this fake (which serves it) unless a test sets another origin, to model a
@@ -106,8 +109,8 @@ export class TriggerDevFake extends FakeHttpServer {
   }
 
   /** What `wait.createToken()` does inside a task. */
-  createWaitpointToken(status: FakeWaitpointToken['status'] = 'WAITING'): FakeWaitpointToken {
-    const token: FakeWaitpointToken = { id: `waitpoint_${randomBytes(8).toString('hex')}`, status, completeCalls: 0 };
+  createWaitpointToken(status: FakeWaitpointToken['status'] = 'WAITING', tags: string[] = []): FakeWaitpointToken {
+    const token: FakeWaitpointToken = { id: `waitpoint_${randomBytes(8).toString('hex')}`, status, completeCalls: 0, tags };
     this.tokens.set(token.id, token);
     return token;
   }
@@ -116,6 +119,13 @@ export class TriggerDevFake extends FakeHttpServer {
     const token = this.tokens.get(id);
     if (!token) throw new Error(`fake Trigger.dev: no token ${id}`);
     return token;
+  }
+
+  /** What `wait.forToken()` does inside a task: resolves with the completion's `data` once the token is completed. */
+  waitForToken(id: string): Promise<unknown> {
+    const token = this.token(id);
+    if (token.status === 'COMPLETED') return Promise.resolve(token.data);
+    return new Promise((resolve) => this.#tokenWaiters.set(id, [...(this.#tokenWaiters.get(id) ?? []), resolve]));
   }
 
   /** Runs triggered from now on answer 404 + `x-should-retry: true` to their first `reads` retrieves. */
@@ -151,7 +161,7 @@ export class TriggerDevFake extends FakeHttpServer {
     if (req.method === 'GET' && (m = /^\/api\/v1\/waitpoints\/tokens\/([^/]+)$/.exec(p))) {
       const t = this.tokens.get(m[1]!);
       if (!t) return this.sendJson(res, 404, { error: 'Waitpoint not found' });
-      return this.sendJson(res, 200, { id: t.id, url: `${this.url}/api/v1/waitpoints/tokens/${t.id}/callback/x`, status: t.status, completedAt: t.completedAt, tags: [] });
+      return this.sendJson(res, 200, { id: t.id, url: `${this.url}/api/v1/waitpoints/tokens/${t.id}/callback/x`, status: t.status, completedAt: t.completedAt, tags: t.tags });
     }
     if (req.method === 'POST' && (m = /^\/api\/v1\/waitpoints\/tokens\/([^/]+)\/complete$/.exec(p))) return this.#completeToken(res, rec, m[1]!);
     this.sendJson(res, 404, { error: 'Not found' });
@@ -251,6 +261,8 @@ export class TriggerDevFake extends FakeHttpServer {
       token.status = 'COMPLETED';
       token.data = (rec.body as { data?: unknown } | undefined)?.data;
       token.completedAt = new Date();
+      for (const resolve of this.#tokenWaiters.get(id) ?? []) resolve(token.data);
+      this.#tokenWaiters.delete(id);
     }
     this.sendJson(res, 200, { success: true }); // even when it was already completed or timed out (⚠)
   }

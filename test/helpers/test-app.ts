@@ -1,4 +1,5 @@
 // Builds the real app on a test database. `logs` collects every log line so tests can scan them for secrets.
+// Every answer is checked against the app's own OpenAPI document (openapi-check.ts); close() fails on a mismatch.
 import { randomBytes } from 'node:crypto';
 import { singleKeyring } from '../../src/lib/secrets.ts';
 import { Writable } from 'node:stream';
@@ -11,6 +12,7 @@ import type { RateLimiter } from '../../src/rate-limits/rate-limiter.ts';
 import type { RuntimeRegistry } from '../../src/runtimes/runtime-registry.ts';
 import type { Db } from '../../src/storage/db.ts';
 import { createTestDb, type TestDb } from './test-db.ts';
+import { OpenApiChecker } from './openapi-check.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
@@ -20,6 +22,8 @@ export interface TestApp {
   db: Db;
   testDb: TestDb;
   logs: string[];
+  /** Answers the OpenAPI document does not declare, so far (close() throws when there are any). */
+  openapiViolations: string[];
   /** A second app instance on the same database (PostgreSQL only). */
   another(overrides?: Partial<TestAppOptions>): Promise<{ app: FastifyInstance; close(): Promise<void> }>;
   close(): Promise<void>;
@@ -38,7 +42,7 @@ export interface TestAppOptions {
 
 const masterKey = randomBytes(32);
 
-async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
+async function instance(db: Db, opts: TestAppOptions, logs: string[], violations: string[]) {
   // debug: every request line is captured, so tests that scan logs for secrets see what an operator would.
   const config: Config = { ...loadConfig({ LOG_LEVEL: 'debug' }), ...opts.config };
   const logStream = new Writable({
@@ -58,7 +62,7 @@ async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
     runtimes: opts.runtimes,
     logStream,
   });
-  const app = await buildApp(ctx);
+  const app = await buildApp(ctx, { instrument: (a) => new OpenApiChecker(violations).install(a) });
   await app.ready();
   return { app, close: async () => (await app.close(), await stopContext(ctx)) };
 }
@@ -66,7 +70,8 @@ async function instance(db: Db, opts: TestAppOptions, logs: string[]) {
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const testDb = await createTestDb(opts.databaseUrl);
   const logs: string[] = [];
-  const main = await instance(testDb.db, opts, logs);
+  const violations: string[] = [];
+  const main = await instance(testDb.db, opts, logs, violations);
   const extras: Array<{ close(): Promise<void> }> = [];
   return {
     app: main.app,
@@ -74,9 +79,10 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     db: testDb.db,
     testDb,
     logs,
+    openapiViolations: violations,
     async another(overrides = {}) {
       const db = await testDb.openAnother();
-      const other = await instance(db, { ...opts, ...overrides }, logs);
+      const other = await instance(db, { ...opts, ...overrides }, logs, violations);
       extras.push(other);
       return other;
     },
@@ -84,6 +90,9 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       for (const e of extras) await e.close();
       await main.close();
       await testDb.drop();
+      if (violations.length > 0) {
+        throw new Error(`answers the OpenAPI document does not declare (fix the route's response schema):\n${[...new Set(violations)].join('\n')}`);
+      }
     },
   };
 }

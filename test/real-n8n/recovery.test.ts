@@ -3,37 +3,29 @@
 // version has the stop route. Runs only when REAL_N8N_URL and REAL_N8N_API_KEY name a running n8n that has the
 // workflow examples/n8n/recovery-probe.json imported and active (.ci/run sets that up; see the README).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, serviceStorage, ServiceProcess, sleep, type ServiceStorage } from '../faults/service-process.ts';
+import { eventually, ServiceProcess, sleep } from '../faults/service-process.ts';
+import { createAgent, n8nExecution, NO_REAL_N8N, settledExecution, startServiceOnN8n, VERSION, type ServiceOnN8n } from './real-n8n.ts';
 
-const N8N_URL = process.env.REAL_N8N_URL ?? '';
-const N8N_API_KEY = process.env.REAL_N8N_API_KEY ?? '';
-const VERSION = process.env.REAL_N8N_VERSION ?? 'unknown';
 const HAS_STOP_ROUTE = !VERSION.startsWith('2.8.');
 const ENV = { ARS_RUN_LEASE_MS: '3000', ARS_SWEEP_INTERVAL_MS: '500' };
 
-let storage: ServiceStorage;
+let s: ServiceOnN8n;
 let service: ServiceProcess;
 let ingest = '';
 let agentId = 0;
 
-describe.skipIf(!N8N_URL || !N8N_API_KEY)(`issue 11 against a real n8n ${VERSION}`, () => {
+describe.skipIf(NO_REAL_N8N)(`issue 11 against a real n8n ${VERSION}`, () => {
   beforeAll(async () => {
-    storage = await serviceStorage();
-    service = new ServiceProcess({ ...storage.env, ...ENV });
-    await service.start();
-    const org = await service.api('POST', '/api/admin/orgs', { name: 'Real n8n' });
-    const runtime = await service.api('POST', '/api/admin/runtimes', { org_id: org.json.id, name: 'n8n', kind: 'workflow', base_url: N8N_URL, api_key: N8N_API_KEY });
-    const agent = await service.api('POST', '/api/admin/agents', {
-      org_id: org.json.id, name: 'probe', managed_by: 'platform', status: 'active', runtime_id: runtime.json.id, target: 'ars-recovery-probe', allow_external_triggers: true,
-    });
-    expect(agent.status).toBe(201);
-    agentId = agent.json.id;
-    ingest = `Bearer ${agent.json.ingest_api_key}`;
+    s = await startServiceOnN8n(ENV);
+    service = s.service;
+    const agent = await createAgent(s, 'probe', 'ars-recovery-probe');
+    agentId = agent.id;
+    ingest = agent.ingest;
   }, 120_000);
 
   afterAll(async () => {
     await service?.stop();
-    await storage?.drop();
+    await s?.storage.drop();
   });
 
   const trigger = async (n: number): Promise<number[]> => {
@@ -48,8 +40,6 @@ describe.skipIf(!N8N_URL || !N8N_API_KEY)(`issue 11 against a real n8n ${VERSION
   const run = async (id: number) => (await service.api('GET', `/api/admin/runs/${id}`)).json;
   const finished = (ids: number[]) =>
     eventually(() => Promise.all(ids.map(run)), (rs) => rs.every((r) => !['queued', 'running', 'waiting'].includes(r.status)), 60_000);
-  const n8nExecution = async (id: string) =>
-    (await fetch(`${N8N_URL}/api/v1/executions/${id}`, { headers: { 'x-n8n-api-key': N8N_API_KEY } })).json() as Promise<{ status: string }>;
 
   it('kill -9 while n8n holds three calls (5 s workflow): all completed from the execution records within a minute of the restart', async () => {
     const ids = await trigger(3);
@@ -61,13 +51,13 @@ describe.skipIf(!N8N_URL || !N8N_API_KEY)(`issue 11 against a real n8n ${VERSION
     console.log(`[real n8n ${VERSION}] kill -9: ${ids.length} runs ended ${Date.now() - restart} ms after the restart: ${runs.map((r) => r.status).join(', ')}`);
     for (const r of runs) {
       expect(r).toMatchObject({ status: 'completed', output_data: { answer: 42, echo: r.runId }, runtime_note: expect.stringMatching(/lost its held call/) });
-      expect((await n8nExecution(r.external_run_id)).status).toBe('success');
+      expect((await settledExecution(r.external_run_id)).status).toBe('success');
     }
   }, 120_000);
 
   it('SIGTERM with a 500 ms grace: exits by the deadline; the next start finishes the runs from n8n', async () => {
     await service.sigterm();
-    service = new ServiceProcess({ ...storage.env, ...ENV, ARS_SHUTDOWN_GRACE_MS: '500' });
+    service = new ServiceProcess({ ...s.storage.env, ...ENV, ARS_SHUTDOWN_GRACE_MS: '500' });
     await service.start();
     const ids = await trigger(2);
     await sleep(1_000);

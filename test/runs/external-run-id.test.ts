@@ -52,7 +52,7 @@ describe('the runtime id of a run never costs the run its result', () => {
     const now = new Date();
     await insertRun(t.db, { agentId: a.agent.id, status: 'running', source: 'trigger', now, externalRunId: 'taken' });
     const { id } = await insertRun(t.db, { agentId: a.agent.id, status: 'running', source: 'trigger', now });
-    const res = await transition(t.db, id, 'terminal', 'completed', now, { outputData: { v: 1 }, externalRunId: 'taken' });
+    const res = await transition(t.db, id, 'terminal', 'completed', now, { outputData: { v: 1 }, externalRunId: 'taken' }, { via: 'admin' });
     expect(res.kind).toBe('applied');
     expect(await readRun(t, id)).toMatchObject({ status: 'completed', output_data: { v: 1 }, external_run_id: null });
   });

@@ -148,6 +148,25 @@ describe('admin-api.md: GET /api/admin/runs/{runId}/logs', () => {
     expect((await logs(987_654_321)).statusCode).toBe(404);
   });
 
+  it('issue 12: a run recorded under another task\'s external id shows none of that run\'s logs (409, events never read)', async () => {
+    const victimRun = await triggerOn(task);
+    const victimExternal = (await readRun(t, victimRun))!.external_run_id as string;
+    trigger.addEvents(victimExternal, [{ message: 'secret step of the other task', level: 'INFO', startTime: '2026-03-01T10:00:00.000Z', duration: 1, isError: false }]);
+    // Another agent of the same organization and runtime, serving another task, registered the victim's id.
+    const other = await seedAgent(t, { orgId: task.orgId, target: 'another-task' });
+    await t.db.query('UPDATE agents SET runtime_id = $2 WHERE id = $1', [other.agent.id, task.runtimeId]);
+    const run = await insertRun(t.db, { agentId: other.agent.id, status: 'running', source: 'register', now: new Date(), externalRunId: victimExternal });
+    const eventsBefore = trigger.requestsTo(`/api/v1/runs/${victimExternal}/events`).length;
+
+    const res = await logs(run.id);
+
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'conflict', runId: run.id });
+    expect(res.json().error).toMatch(/belongs to another task/);
+    expect(res.body).not.toContain('secret step');
+    expect(trigger.requestsTo(`/api/v1/runs/${victimExternal}/events`)).toHaveLength(eventsBefore);
+  });
+
   it('admin-api.md: 502 upstream_failed when the runtime fails, without its secret in the body', async () => {
     const runId = await triggerOn(task);
     trigger.setFault({ kind: 'garbage', status: 500, contentType: 'application/json', body: '{"error":"db down"}' }, { path: '/api/v1/runs', times: 1 });

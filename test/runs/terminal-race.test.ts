@@ -38,6 +38,10 @@ afterAll(async () => {
   await fake.stop();
 });
 
+async function timelineOf(runId: number) {
+  return (await t.db.query<{ status: string; via: string }>('SELECT status, via FROM run_transitions WHERE run_id = $1 ORDER BY id', [runId])).rows;
+}
+
 describe('spec part 1: callback, poll and alert race to the terminal state', () => {
   it(`first terminal write wins, the others are no-ops (${ROUNDS} rounds)`, async () => {
     const winners = new Map<string, number>();
@@ -48,7 +52,7 @@ describe('spec part 1: callback, poll and alert race to the terminal state', () 
       if (!('ok' in started) || !started.ok) throw new Error('the run did not start');
       const runId = started.run.id;
       const externalId = started.run.external_run_id!;
-      expect((await transition(t.db, runId, 'started', 'running', clock.now())).kind).toBe('applied');
+      expect((await transition(t.db, runId, 'started', 'running', clock.now(), {}, { via: 'admin' })).kind).toBe('applied');
       fake.setRun(externalId, { status: 'FAILED', error: { message: 'poll says failed' } });
       await t.db.query('UPDATE runs SET next_poll_at = $2 WHERE id = $1', [runId, clock.now()]);
       const alert = signedFailureAlert({ secret: ALERT_SECRET, runId: externalId, error: { message: 'alert says failed' } });
@@ -71,6 +75,9 @@ describe('spec part 1: callback, poll and alert race to the terminal state', () 
 
       const { rows } = await t.db.query<{ event: string }>('SELECT event FROM outbox WHERE run_id = $1', [runId]);
       expect(rows).toEqual([{ event: run.status }]);
+      // Issue 14: the timeline names the winner, and only the winner (losers wrote nothing).
+      const timeline = [{ status: 'queued', via: 'trigger' }, { status: 'running', via: 'admin' }, { status: run.status, via: winner }];
+      expect(await timelineOf(runId)).toEqual(timeline);
 
       // Everything again, later: nothing changes.
       clock.advance(10_000);
@@ -80,6 +87,7 @@ describe('spec part 1: callback, poll and alert race to the terminal state', () 
       expect(repeat.json().outcome).toBe('duplicate');
       expect(await readRun(t, runId)).toEqual(run);
       expect((await t.db.query('SELECT 1 FROM outbox WHERE run_id = $1', [runId])).rows).toHaveLength(1);
+      expect(await timelineOf(runId)).toEqual(timeline);
     }
     expect([...winners.values()].reduce((a, b) => a + b, 0)).toBe(ROUNDS);
   });

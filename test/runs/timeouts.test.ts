@@ -40,7 +40,7 @@ async function queuedRun(): Promise<number> {
 
 async function startedRun(): Promise<number> {
   const id = await queuedRun();
-  expect((await transition(t.db, id, 'started', 'running', clock.now())).kind).toBe('applied');
+  expect((await transition(t.db, id, 'started', 'running', clock.now(), {}, { via: 'admin' })).kind).toBe('applied');
   return id;
 }
 
@@ -81,7 +81,7 @@ describe('spec 8.2: queued → failed after 10 minutes (deployment-wide)', () =>
 
   it('spec part 3: a terminal run is never touched by the sweeper (first terminal write wins)', async () => {
     const id = await queuedRun();
-    await transition(t.db, id, 'terminal', 'completed', clock.now(), { outputData: { ok: 1 } });
+    await transition(t.db, id, 'terminal', 'completed', clock.now(), { outputData: { ok: 1 } }, { via: 'admin' });
     const before = (await readRun(t, id))!;
     clock.advance(11 * MIN);
     await sweepTimeouts(t.ctx);
@@ -93,7 +93,7 @@ describe('spec 8.2: running → failed after the running timeout, measured from 
   it('spec part 3 rule 2: queued time does not count toward the running timeout', async () => {
     const id = await queuedRun();
     clock.advance(9 * MIN); // queued for 9 minutes, under the queued timeout
-    await transition(t.db, id, 'started', 'running', clock.now());
+    await transition(t.db, id, 'started', 'running', clock.now(), {}, { via: 'admin' });
     clock.advance(4 * MIN); // 13 minutes since creation, 4 since start: within 5 minutes
     await sweepTimeouts(t.ctx);
     expect((await readRun(t, id))!.status).toBe('running');
@@ -106,7 +106,7 @@ describe('spec 8.2: running → failed after the running timeout, measured from 
 
   it('spec part 3 rule 3: the sweeper never fails a waiting run, however long it waits', async () => {
     const id = await startedRun();
-    await transition(t.db, id, 'waiting', 'waiting', clock.now(), { waitState: { tokenId: 'w1', description: 'd', url: null, output: null } });
+    await transition(t.db, id, 'waiting', 'waiting', clock.now(), { waitState: { tokenId: 'w1', description: 'd', url: null, output: null } }, { via: 'admin' });
     clock.advance(60 * MIN);
     await sweepTimeouts(t.ctx);
     expect((await readRun(t, id))!.status).toBe('waiting');
@@ -118,7 +118,7 @@ describe('spec 8.2: running → failed after the running timeout, measured from 
     clock.advance(MIN);
     await pollDueRuns(t.ctx);
     expect((await readRun(t, runId))!.status).toBe('running');
-    await transition(t.db, runId, 'waiting', 'waiting', clock.now(), { waitState: { tokenId: 'w2', description: 'd', url: null, output: null } });
+    await transition(t.db, runId, 'waiting', 'waiting', clock.now(), { waitState: { tokenId: 'w2', description: 'd', url: null, output: null } }, { via: 'admin' });
     fake.setRun(externalId, { status: 'WAITING' }); // paused upstream too
     clock.advance(10 * MIN);
     await pollDueRuns(t.ctx);
@@ -136,7 +136,7 @@ describe('spec 8.2: running → failed after the running timeout, measured from 
     fake.setRun(externalId, { status: 'EXECUTING' });
     clock.advance(MIN);
     await pollDueRuns(t.ctx);
-    await transition(t.db, runId, 'waiting', 'waiting', clock.now(), { waitState: { tokenId: 'w3', description: 'd', url: null, output: null } });
+    await transition(t.db, runId, 'waiting', 'waiting', clock.now(), { waitState: { tokenId: 'w3', description: 'd', url: null, output: null } }, { via: 'admin' });
     clock.advance(4 * MIN);
     await pollDueRuns(t.ctx); // 4 minutes since start: within the limit
     expect((await readRun(t, runId))!.status).toBe('waiting');

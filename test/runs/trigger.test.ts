@@ -14,11 +14,12 @@ import { triggerRun } from '../../src/runs/trigger-run.ts';
 let t: TestApp;
 const trigger = new TriggerDevFake();
 const n8n = new N8nFake();
+const PUBLIC_URL = 'https://ars.example.test';
 
 beforeAll(async () => {
   await Promise.all([trigger.start(), n8n.start()]);
   trigger.registerTask('my-target');
-  t = await createTestApp();
+  t = await createTestApp({ config: { publicUrl: PUBLIC_URL } });
 });
 afterAll(async () => {
   await t.close();
@@ -52,7 +53,7 @@ async function settled(runId: number): Promise<void> {
 }
 
 describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
-  it('spec 4.1/2.3: 201 {runId, status:queued}; payload {runId, input, connectionIds, credentialsToken}, never the agent key', async () => {
+  it('spec 4.1/2.3: 201 {runId, status:queued}; payload {runId, input, connectionIds, credentialsToken, …}, never the agent key', async () => {
     const a = await taskAgent({ default_input: { lang: 'en', nested: { a: 1, b: 2 } } });
     const connId = await addConnection(a.agent.id, 'github');
     const res = await post(a, { input: { topic: 'x', nested: { b: 3 } } });
@@ -65,10 +66,13 @@ describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
     expect(call.headers['x-trigger-api-version']).toBe(TRIGGER_API_VERSION);
     expect(call.headers.authorization).toBe(`Bearer ${trigger.secretKey}`);
     const sent = call.body as { payload: Record<string, unknown>; options: Record<string, unknown> };
-    // decisions.md "Recovering lost runs": deploymentId is our compatible addition to spec 2.3's payload.
-    expect(Object.keys(sent.payload).sort()).toEqual(['connectionIds', 'credentialsToken', 'deploymentId', 'input', 'runId']);
+    // decisions.md "Recovering lost runs" and "Task payload" (issue 13 item 3): deploymentId, serviceUrl and
+    // callbackUrl are our compatible additions to spec 2.3's payload.
+    expect(Object.keys(sent.payload).sort()).toEqual(['callbackUrl', 'connectionIds', 'credentialsToken', 'deploymentId', 'input', 'runId', 'serviceUrl']);
     expect(sent.payload.runId).toBe(body.runId);
     expect(sent.payload.deploymentId).toBe(t.ctx.deploymentId);
+    expect(sent.payload.serviceUrl).toBe(PUBLIC_URL);
+    expect(sent.payload.callbackUrl).toBe(`${PUBLIC_URL}/api/runs/${body.runId}/callback`);
     expect(sent.payload.input).toEqual({ lang: 'en', topic: 'x', nested: { a: 1, b: 3 } });
     expect(sent.payload.connectionIds).toEqual({ github: { integrationId: 'github', connectionId: connId } });
     const key = `${t.ctx.deploymentId}:${body.runId}`;
@@ -103,7 +107,7 @@ describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
     const res = await post(a);
     expect(res.statusCode).toBe(201);
     const sent = (trigger.triggers().at(-1)!.body as { payload: Record<string, unknown> }).payload;
-    expect(Object.keys(sent).sort()).toEqual(['deploymentId', 'input', 'runId']);
+    expect(Object.keys(sent).sort()).toEqual(['callbackUrl', 'deploymentId', 'input', 'runId', 'serviceUrl']);
     expect(sent.input).toEqual({});
   });
 
@@ -212,7 +216,10 @@ describe('spec 4.1: trigger on a workflow runtime (n8n), followed through the he
     expect(res.statusCode).toBe(201);
     const { runId } = res.json();
     const call = n8n.webhookCalls('wf-ok').at(-1)!;
-    expect(call.body).toEqual({ runId, deploymentId: t.ctx.deploymentId, input: { d: 1, q: 'hi' } });
+    // issue 13 item 3: the n8n request body carries the service's URLs too.
+    expect(call.body).toEqual({
+      runId, deploymentId: t.ctx.deploymentId, serviceUrl: PUBLIC_URL, callbackUrl: `${PUBLIC_URL}/api/runs/${runId}/callback`, input: { d: 1, q: 'hi' },
+    });
     expect(call.rawBody).not.toContain(a.agentKey);
     expect(call.headers['x-n8n-api-key']).toBeUndefined();
     expect((await readRun(t, runId))!.status).toBe('queued');

@@ -60,7 +60,8 @@ describe('spec 4.9: concurrent completions', () => {
 
   it('spec 4.9: two simultaneous calls on n8n → the resume URL is POSTed once', async () => {
     const agent = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey } });
-    const ex = n8n.createExecution({ status: 'waiting', resumeWaiter: () => undefined });
+    // An execution of the agent's own workflow: the run has no execution id, so the workflow is what is checked.
+    const ex = n8n.createExecution({ status: 'waiting', workflowPath: agent.agent.target!, resumeWaiter: () => undefined });
     const runId = await waitingViaCallback(agent, n8n.resumeUrl(ex.id));
 
     const answers = await Promise.all([post(agent, `${runId}/waitpoint`), post(agent, `${runId}/waitpoint`), post(agent, `${runId}/waitpoint`)]);

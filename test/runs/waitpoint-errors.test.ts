@@ -54,7 +54,7 @@ describe('spec 4.9 / part 7: 409 waitpoint_unavailable', () => {
       await expect409(await waitpoint(run.id, taskAgent.agentAuth), run.id);
     }
     const done = await waitingRun(t, taskAgent.agent.id, { tokenId: token.id });
-    await transition(t.db, done, 'terminal', 'completed', now, { outputData: { a: 1 } });
+    await transition(t.db, done, 'terminal', 'completed', now, { outputData: { a: 1 } }, { via: 'admin' });
     await expect409(await waitpoint(done, taskAgent.agentAuth), done);
     expect(token.completeCalls).toBe(0);
     expect(trigger.requestsTo('/api/v1/waitpoints/')).toHaveLength(0); // decided without asking the runtime

@@ -7,12 +7,18 @@ import type { RecordedRequest } from '../fakes/fake-http-server.ts';
 import { insertRun, type WaitState } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 
-/** `wait` null: waiting with no pending token (as an ingested `waiting` run has). */
-export async function waitingRun(t: TestApp, agentId: number, wait: (Partial<WaitState> & { tokenId: string }) | null): Promise<number> {
+/**
+ * `wait` null: waiting with no pending token (as an ingested `waiting` run has). `externalRunId`: the run's id at the
+ * runtime — for an n8n run, the execution its resume URL names (the waitpoint checks they agree); null for none.
+ */
+export async function waitingRun(
+  t: TestApp, agentId: number, wait: (Partial<WaitState> & { tokenId: string }) | null,
+  externalRunId: string | null = `ext_${Math.random().toString(36).slice(2)}`,
+): Promise<number> {
   const now = t.ctx.clock.now();
-  const run = await insertRun(t.db, { agentId, status: 'running', source: 'trigger', now, startedAt: now, externalRunId: `ext_${Math.random().toString(36).slice(2)}` });
+  const run = await insertRun(t.db, { agentId, status: 'running', source: 'trigger', now, startedAt: now, externalRunId });
   const waitState: WaitState | null = wait && { description: 'Approve the draft', url: null, output: null, ...wait };
-  const res = await transition(t.db, run.id, 'waiting', 'waiting', now, { waitState });
+  const res = await transition(t.db, run.id, 'waiting', 'waiting', now, { waitState }, { via: 'admin' });
   if (res.kind !== 'applied') throw new Error(`could not put run ${run.id} into waiting`);
   return run.id;
 }

@@ -185,7 +185,7 @@ describe('spec 4.9 on the workflow runtime (n8n)', () => {
   it('spec 4.9 / runtimes.md: POSTs the payload to the stored resume URL, and the run goes waiting → running', async () => {
     let resumedWith: unknown = 'not resumed';
     const ex = n8n.createExecution({ status: 'waiting', resumeWaiter: (body) => (resumedWith = body) });
-    const runId = await waitingRun(t, flowAgent.agent.id, { tokenId: n8n.resumeUrl(ex.id) });
+    const runId = await waitingRun(t, flowAgent.agent.id, { tokenId: n8n.resumeUrl(ex.id) }, ex.id);
 
     const res = await waitpoint(runId, flowAgent, { payload: { approved: false } });
 
@@ -201,7 +201,7 @@ describe('spec 4.9 on the workflow runtime (n8n)', () => {
     let resumed = false;
     const ex = n8n.createExecution({ status: 'waiting', resumeWaiter: () => (resumed = true) });
     const tokenId = `${n8n.resumeUrl(ex.id)}?signature=abc123`;
-    const runId = await waitingRun(t, flowAgent.agent.id, { tokenId });
+    const runId = await waitingRun(t, flowAgent.agent.id, { tokenId }, ex.id);
 
     expect((await waitpoint(runId, flowAgent)).statusCode).toBe(200);
     expect(resumed).toBe(true);

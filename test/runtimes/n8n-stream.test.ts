@@ -55,7 +55,9 @@ describe('n8n adapter: invokeStream', () => {
     expect(ex.bytesSent).toBeLessThan(32 * MiB);
     const rssBefore = process.memoryUsage().rss;
     expect(await drain(s.body)).toBe(size);
-    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(96 * MiB);
+    // Coarse: holding the stream would take at least its 256 MiB. The margin is half of that, because the RSS the
+    // allocator keeps while draining varies by Node version (Node 24 kept ~97 MiB where Node 20 keeps less).
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(size / 2);
   });
 
   it('passes content-length and content-disposition through when n8n sends them', async () => {

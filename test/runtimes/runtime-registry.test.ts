@@ -30,6 +30,11 @@ describe('wirePayload', () => {
     expect(wirePayload(p)).toEqual({ runId: 1, input: { a: 1 }, credentialsToken: 't' });
     expect(wirePayload({ runId: 2, input: undefined })).toEqual({ runId: 2, input: {} });
   });
+
+  it('keeps our compatible additions: deploymentId, serviceUrl, callbackUrl (issue 13 item 3)', () => {
+    const urls = { serviceUrl: 'https://ars.example', callbackUrl: 'https://ars.example/api/runs/3/callback' };
+    expect(wirePayload({ runId: 3, deploymentId: 'd', input: {}, ...urls })).toEqual({ runId: 3, deploymentId: 'd', input: {}, ...urls });
+  });
 });
 
 describe('registry shutdown', () => {

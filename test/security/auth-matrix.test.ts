@@ -117,6 +117,17 @@ const ROWS: Row[] = [
   ...row('GET', '/healthz', 200, () => ({ url: '/healthz' }), EVERYONE),
   ...row('GET', '/metrics', 200, () => ({ url: '/metrics' }), { metricsToken: 'pass' }),
 
+  // Issue 13: the API reference is public (the OpenAPI document and Swagger UI's page, its assets and its copies).
+  ...row('GET', '/openapi.json', 200, () => ({ url: '/openapi.json' }), EVERYONE),
+  ...row('GET', '/docs', 200, () => ({ url: '/docs' }), EVERYONE),
+  // Fastify announces the trailing-slash twin of a prefixed '/' route only for its HEAD route.
+  { method: 'HEAD', route: '/docs/', pass: 200, request: () => ({ url: '/docs/' }), allow: EVERYONE, scopes: ['none'] },
+  ...row('GET', '/docs/json', 200, () => ({ url: '/docs/json' }), EVERYONE),
+  ...row('GET', '/docs/yaml', 200, () => ({ url: '/docs/yaml' }), EVERYONE),
+  ...row('GET', '/docs/static/*', 200, () => ({ url: '/docs/static/swagger-ui.css' }), EVERYONE),
+  ...row('GET', '/docs/static/swagger-initializer.js', 200, () => ({ url: '/docs/static/swagger-initializer.js' }), EVERYONE),
+  ...row('GET', '/docs/static/index.html', 302, () => ({ url: '/docs/static/index.html' }), EVERYONE),
+
   // admin-api.md: the platform-admin token and nothing else; no tenant scoping. Writes stop at an unknown field
   // (400), deletes at an unknown id (404), cancel at a terminal run (409).
   ...row('POST', `${a}/orgs`, 400, () => ({ url: `${a}/orgs`, payload: { nope: 1 } }), ADMIN),
@@ -148,6 +159,15 @@ const ROWS: Row[] = [
   ...row('POST', `${a}/runs/:runId/cancel`, 409, (x) => ({ url: `${a}/runs/${x.run}/cancel` }), ADMIN),
   ...row('GET', `${a}/runs/:runId/logs`, 200, (x) => ({ url: `${a}/runs/${x.run}/logs` }), ADMIN),
   ...row('GET', `${a}/audit`, 200, () => ({ url: `${a}/audit` }), ADMIN),
+  // Issue 14, the console's admin routes.
+  ...row('GET', `${a}/agents`, 200, () => ({ url: `${a}/agents` }), ADMIN),
+  ...row('GET', `${a}/orgs`, 200, () => ({ url: `${a}/orgs` }), ADMIN),
+  ...row('GET', `${a}/users`, 200, () => ({ url: `${a}/users` }), ADMIN),
+  ...row('GET', `${a}/runtimes`, 200, () => ({ url: `${a}/runtimes` }), ADMIN),
+  ...row('GET', `${a}/dashboard`, 200, () => ({ url: `${a}/dashboard` }), ADMIN),
+  ...row('POST', `${a}/runs/:runId/replay`, 500, (x) => ({ url: `${a}/runs/${x.run}/replay` }), ADMIN),
+  ...row('GET', `${a}/runs/:runId/deliveries`, 200, (x) => ({ url: `${a}/runs/${x.run}/deliveries` }), ADMIN),
+  ...row('POST', `${a}/runs/:runId/deliveries/:deliveryId/redeliver`, 404, (x) => ({ url: `${a}/runs/${x.run}/deliveries/${UNKNOWN_UUID}/redeliver` }), ADMIN),
 
   // Spec 5: the ingest key of the agent in the path; another agent's key is the same 401 as none. Bodies fail
   // validation (400, or 422 where decisions.md says so), which comes after authentication and before any write.

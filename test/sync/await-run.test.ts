@@ -33,7 +33,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
     const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 }).outcome;
-    const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { a: 1 } });
+    const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { a: 1 } }, { via: 'admin' });
     expect(moved.kind).toBe('applied');
     t.ctx.runWatch.publish(run.id, 'completed');
     const out = await waiting;
@@ -45,7 +45,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
   it('spec 4.2: an already terminal run resolves at once (subscribed before the first read)', async () => {
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
-    await transition(t.db, run.id, 'terminal', 'failed', t.ctx.clock.now(), { error: 'x' });
+    await transition(t.db, run.id, 'terminal', 'failed', t.ctx.clock.now(), { error: 'x' }, { via: 'admin' });
     const out = await watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000 }).outcome;
     expect(out).toMatchObject({ kind: 'terminal', run: { status: 'failed' } });
   });
@@ -54,7 +54,7 @@ describe('await-run: waking synchronous waits (decisions.md "Scale-out")', () =>
     const { agent } = await seedAgent(t);
     const run = await queuedRun(agent.id);
     const waiting = watchTerminal(t.ctx, run.id, { deadline: Date.now() + 20_000, fresh: true }).outcome;
-    const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { b: 2 } });
+    const moved = await transition(t.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { b: 2 } }, { via: 'admin' });
     if (moved.kind !== 'applied') throw new Error(moved.kind);
     const reads = vi.spyOn(t.ctx.db, 'query');
     try {
@@ -251,7 +251,7 @@ describe.skipIf(!onPostgres)('await-run across instances (PostgreSQL LISTEN/NOTI
       // Every instance's listening connection is cut; the NOTIFY of the write below reaches nobody.
       await t.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN %' AND pid <> pg_backend_pid()");
       await sleep(100);
-      await transition(b.app.ctx.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { missed: true } });
+      await transition(b.app.ctx.db, run.id, 'terminal', 'completed', t.ctx.clock.now(), { outputData: { missed: true } }, { via: 'admin' });
       const started = Date.now();
       expect(await waiting).toMatchObject({ kind: 'terminal', run: { status: 'completed', output_data: { missed: true } } });
       expect(Date.now() - started).toBeLessThan(5_000); // the reconnect (every 500 ms), not the 20 s deadline

@@ -52,7 +52,7 @@ describe('zones.md GET /runs/{runId}', () => {
   it("zones.md: 200 with 4.2's run fields for a run of the agent", async () => {
     const now = t.ctx.clock.now();
     const run = await insertRun(t.db, { agentId: a.agent.id, status: 'running', source: 'trigger', now, startedAt: now });
-    await transition(t.db, run.id, 'terminal', 'completed', now, { outputData: { answer: 42 }, outputs: 3 });
+    await transition(t.db, run.id, 'terminal', 'completed', now, { outputData: { answer: 42 }, outputs: 3 }, { via: 'admin' });
     const res = await zone(a, 'GET', `/runs/${run.id}`);
     expect(res.statusCode).toBe(200);
     const body = res.json();

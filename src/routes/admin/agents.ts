@@ -4,22 +4,24 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createAgent, getAgent, updateAgent } from '../../admin/agents.ts';
 import { numericId } from './params.ts';
-import { IdParams, JsonObject, NAME_MAX, Nullable, PositiveInt, TEXT_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
+import { IdParams, JsonObject, NAME_MAX, nullable, PositiveInt, TEXT_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
+import { Agent, CreatedAgent } from './views.ts';
+import { ref } from '../../http/openapi-components.ts';
 
 // Spec 8.2 and admin-api.md: Max run duration at most 24 h; poll interval 10 to 3600 s.
 const settable = {
   name: Text(NAME_MAX),
   managed_by: Type.Enum(['platform', 'standalone']),
   status: Type.Enum(['active', 'paused', 'archived']),
-  runtime_id: Nullable(PositiveInt),
-  target: Nullable(Text(TEXT_MAX)),
+  runtime_id: nullable(PositiveInt),
+  target: nullable(Text(TEXT_MAX)),
   allow_external_triggers: Type.Boolean(),
   allow_webhook_triggers: Type.Boolean(),
   output_kind: Type.Enum(['json', 'file_download']),
   running_timeout_ms: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
   poll_interval_s: Type.Integer({ minimum: 10, maximum: 3600 }),
   default_input: JsonObject,
-  zone_app_url: Nullable(Text(URL_MAX)),
+  zone_app_url: nullable(Text(URL_MAX)),
 };
 
 // Everything an agent has besides its identity; optional on create (defaults apply) and on update.
@@ -47,13 +49,35 @@ const UpdateAgentBody = Type.Object(
 export default async function agentAdminRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/agents', { schema: { body: CreateAgentBody } }, async (req, reply) => {
+  const adminCreateAgent = {
+    operationId: 'adminCreateAgent',
+    summary: 'Create an agent; its secrets are shown in this answer only',
+    body: CreateAgentBody,
+    response: { 201: ref(CreatedAgent) },
+    errors: ['not_found'] as const,
+  };
+  app.post('/agents', { schema: adminCreateAgent }, async (req, reply) => {
     return reply.code(201).send(await createAgent(app.ctx, req.body));
   });
 
-  app.get('/agents/:id', { schema: { params: IdParams } }, async (req) => getAgent(app.ctx, numericId(req.params.id, 'agent')));
+  const adminGetAgent = {
+    operationId: 'adminGetAgent',
+    summary: 'Read an agent',
+    params: IdParams,
+    response: { 200: ref(Agent) },
+    errors: ['not_found'] as const,
+  };
+  app.get('/agents/:id', { schema: adminGetAgent }, async (req) => getAgent(app.ctx, numericId(req.params.id, 'agent')));
 
-  app.patch('/agents/:id', { schema: { params: IdParams, body: UpdateAgentBody } }, async (req) => {
+  const adminUpdateAgent = {
+    operationId: 'adminUpdateAgent',
+    summary: 'Change an agent',
+    params: IdParams,
+    body: UpdateAgentBody,
+    response: { 200: ref(Agent) },
+    errors: ['not_found'] as const,
+  };
+  app.patch('/agents/:id', { schema: adminUpdateAgent }, async (req) => {
     return updateAgent(app.ctx, numericId(req.params.id, 'agent'), req.body);
   });
 }

@@ -5,6 +5,8 @@ import { Type } from 'typebox';
 import { AUDIT_PAGE_MAX, listAuditEntries } from '../../admin/audit.ts';
 import { queryInt } from './params.ts';
 import { DigitsParam } from './schemas.ts';
+import { AuditPage } from './views.ts';
+import { ref } from '../../http/openapi-components.ts';
 
 const AuditQuery = Type.Object({
   agent_id: Type.Optional(DigitsParam),
@@ -15,7 +17,13 @@ const AuditQuery = Type.Object({
 export default async function auditRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/audit', { schema: { querystring: AuditQuery } }, async (req) => {
+  const adminListAudit = {
+    operationId: 'adminListAudit',
+    summary: 'Read the audit log, newest first',
+    querystring: AuditQuery,
+    response: { 200: ref(AuditPage) },
+  };
+  app.get('/audit', { schema: adminListAudit }, async (req) => {
     const q = req.query;
     return listAuditEntries(app.ctx, {
       agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER),

@@ -4,6 +4,8 @@ import { bearerToken } from '../../http/bearer.ts';
 import { constantTimeEqual } from '../../lib/secrets.ts';
 import { errors } from '../../errors.ts';
 import { installAdminBodyHandling } from './body-guard.ts';
+import { documentRoutes } from '../../http/openapi-routes.ts';
+import { requires } from '../../http/openapi-document.ts';
 import orgRoutes from './orgs.ts';
 import userRoutes from './users.ts';
 import runtimeAdminRoutes from './runtimes.ts';
@@ -14,8 +16,13 @@ import webhookActionRoutes from './webhook-actions.ts';
 import runReadRoutes from './runs-read.ts';
 import auditRoutes from './audit.ts';
 import runControlRoutes from './run-control.ts';
+import listRoutes from './lists.ts';
+import runReplayRoutes from './run-replay.ts';
+import deliveryRoutes from './deliveries.ts';
+import dashboardRoutes from './dashboard.ts';
 
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
+  documentRoutes(app, { tag: 'admin', security: [requires('adminToken')], errors: ['unauthorized'] });
   app.addHook('onRequest', async (req) => {
     const token = bearerToken(req);
     if (!token || !constantTimeEqual(token, app.ctx.adminToken)) throw errors.unauthorized('missing or invalid admin token');
@@ -31,4 +38,8 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(runReadRoutes);
   await app.register(auditRoutes);
   await app.register(runControlRoutes);
+  await app.register(listRoutes);
+  await app.register(runReplayRoutes);
+  await app.register(deliveryRoutes);
+  await app.register(dashboardRoutes);
 }

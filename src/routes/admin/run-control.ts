@@ -6,13 +6,22 @@ import { ApiError, errors } from '../../errors.ts';
 import { cancelRun, fetchRunLogs } from '../../runs/run-control.ts';
 import { toAdminRunView } from '../../runs/run-view.ts';
 import { numericId } from './params.ts';
+import { RunLogs } from './views.ts';
+import { AdminRun, ref } from '../../http/openapi-components.ts';
 
 const RunParams = Type.Object({ runId: Type.String() });
 
 export default async function runControlRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/runs/:runId/cancel', { schema: { params: RunParams } }, async (req) => {
+  const adminCancelRun = {
+    operationId: 'adminCancelRun',
+    summary: 'Cancel a run, at its runtime too where it can be',
+    params: RunParams,
+    response: { 200: ref(AdminRun) },
+    errors: ['not_found', 'conflict'] as const,
+  };
+  app.post('/runs/:runId/cancel', { schema: adminCancelRun }, async (req) => {
     const runId = numericId(req.params.runId, 'run');
     const result = await cancelRun(app.ctx, runId, { via: 'admin' });
     if (result.kind === 'not_found') throw errors.notFound('run');
@@ -20,11 +29,19 @@ export default async function runControlRoutes(base: FastifyInstance): Promise<v
     return toAdminRunView(result.run);
   });
 
-  app.get('/runs/:runId/logs', { schema: { params: RunParams } }, async (req) => {
+  const adminGetRunLogs = {
+    operationId: 'adminGetRunLogs',
+    summary: 'Fetch the run’s log from its runtime',
+    params: RunParams,
+    response: { 200: ref(RunLogs) },
+    errors: ['not_found', 'upstream_failed', 'conflict'] as const,
+  };
+  app.get('/runs/:runId/logs', { schema: adminGetRunLogs }, async (req) => {
     const runId = numericId(req.params.runId, 'run');
     const result = await fetchRunLogs(app.ctx, runId);
     if (result.kind === 'not_found') throw errors.notFound('run');
     if (result.kind === 'upstream_failed') throw new ApiError('upstream_failed', result.message, { runId });
+    if (result.kind === 'not_owned') throw new ApiError('conflict', result.message, { runId });
     return { logs: result.logs };
   });
 }

@@ -3,9 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { RUN_STATUSES } from '../../runs/run-states.ts';
-import { getRunView, listRunsPage, RUN_PAGE_MAX } from '../../admin/runs.ts';
+import { getRunView, listRunsPage } from '../../admin/runs.ts';
+import { PAGE_MAX } from '../../admin/page-cursor.ts';
 import { numericId, queryInt } from './params.ts';
 import { DigitsParam } from './schemas.ts';
+import { RunPage } from './views.ts';
+import { AdminRunDetail, ref } from '../../http/openapi-components.ts';
 
 const RunListQuery = Type.Object({
   agent_id: Type.Optional(DigitsParam),
@@ -19,15 +22,28 @@ export default async function runReadRoutes(base: FastifyInstance): Promise<void
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
   // An agent_id nobody has filters to an empty page: a filter is not a resource.
-  app.get('/runs', { schema: { querystring: RunListQuery } }, async (req) => {
+  const adminListRuns = {
+    operationId: 'adminListRuns',
+    summary: 'List runs, newest first',
+    querystring: RunListQuery,
+    response: { 200: ref(RunPage) },
+  };
+  app.get('/runs', { schema: adminListRuns }, async (req) => {
     const q = req.query;
     return listRunsPage(app.ctx, {
       agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER),
       status: q.status,
-      limit: queryInt(q.limit, 'limit', 1, RUN_PAGE_MAX),
+      limit: queryInt(q.limit, 'limit', 1, PAGE_MAX),
       cursor: q.cursor,
     });
   });
 
-  app.get('/runs/:runId', { schema: { params: RunParams } }, async (req) => getRunView(app.ctx, numericId(req.params.runId, 'run')));
+  const adminGetRun = {
+    operationId: 'adminGetRun',
+    summary: 'Read a run with its input, output, attribution, wait state, timeline and replay links',
+    params: RunParams,
+    response: { 200: ref(AdminRunDetail) },
+    errors: ['not_found'] as const,
+  };
+  app.get('/runs/:runId', { schema: adminGetRun }, async (req) => getRunView(app.ctx, numericId(req.params.runId, 'run')));
 }

@@ -4,8 +4,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createRuntime, getRuntime, updateRuntimeSettings } from '../../admin/runtimes.ts';
 import { numericId } from './params.ts';
-import { IdParams, NAME_MAX, Nullable, SECRET_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
+import { IdParams, NAME_MAX, nullable, SECRET_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
+import { Runtime } from './views.ts';
+import { ref } from '../../http/openapi-components.ts';
 
 const Kind = Type.Enum(['workflow', 'task']);
 
@@ -15,8 +17,8 @@ const CreateRuntimeBody = Type.Object(
     name: Text(NAME_MAX),
     kind: Kind,
     base_url: Text(URL_MAX),
-    api_key: Type.Optional(Nullable(Text(SECRET_MAX))),
-    alert_secret: Type.Optional(Nullable(Text(SECRET_MAX))),
+    api_key: Type.Optional(nullable(Text(SECRET_MAX))),
+    alert_secret: Type.Optional(nullable(Text(SECRET_MAX))),
   },
   strict,
 );
@@ -26,8 +28,8 @@ const UpdateRuntimeBody = Type.Object(
   {
     name: Type.Optional(Text(NAME_MAX)),
     base_url: Type.Optional(Text(URL_MAX)),
-    api_key: Type.Optional(Nullable(Text(SECRET_MAX))),
-    alert_secret: Type.Optional(Nullable(Text(SECRET_MAX))),
+    api_key: Type.Optional(nullable(Text(SECRET_MAX))),
+    alert_secret: Type.Optional(nullable(Text(SECRET_MAX))),
     org_id: Type.Optional(Type.Unknown()),
     kind: Type.Optional(Type.Unknown()),
   },
@@ -37,13 +39,35 @@ const UpdateRuntimeBody = Type.Object(
 export default async function runtimeAdminRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/runtimes', { schema: { body: CreateRuntimeBody } }, async (req, reply) => {
+  const adminCreateRuntime = {
+    operationId: 'adminCreateRuntime',
+    summary: 'Register a runtime of an organization',
+    body: CreateRuntimeBody,
+    response: { 201: ref(Runtime) },
+    errors: ['not_found'] as const,
+  };
+  app.post('/runtimes', { schema: adminCreateRuntime }, async (req, reply) => {
     return reply.code(201).send(await createRuntime(app.ctx, req.body));
   });
 
-  app.get('/runtimes/:id', { schema: { params: IdParams } }, async (req) => getRuntime(app.ctx, numericId(req.params.id, 'runtime')));
+  const adminGetRuntime = {
+    operationId: 'adminGetRuntime',
+    summary: 'Read a runtime',
+    params: IdParams,
+    response: { 200: ref(Runtime) },
+    errors: ['not_found'] as const,
+  };
+  app.get('/runtimes/:id', { schema: adminGetRuntime }, async (req) => getRuntime(app.ctx, numericId(req.params.id, 'runtime')));
 
-  app.patch('/runtimes/:id', { schema: { params: IdParams, body: UpdateRuntimeBody } }, async (req) => {
+  const adminUpdateRuntime = {
+    operationId: 'adminUpdateRuntime',
+    summary: 'Change a runtime (not its kind or organization)',
+    params: IdParams,
+    body: UpdateRuntimeBody,
+    response: { 200: ref(Runtime) },
+    errors: ['not_found'] as const,
+  };
+  app.patch('/runtimes/:id', { schema: adminUpdateRuntime }, async (req) => {
     const runtime = await updateRuntimeSettings(app.ctx, numericId(req.params.id, 'runtime'), req.body);
     if (!runtime) throw errors.notFound('runtime');
     return runtime;

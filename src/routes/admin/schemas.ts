@@ -1,6 +1,7 @@
 // Schema pieces shared by the admin routes (admin-api.md). Bodies reject unknown top-level fields (the body guard
 // names them); the free-form objects (default_input, extras) pass through untouched (house style 4).
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type } from 'typebox';
+export { JsonObject, nullable } from '../../http/openapi-components.ts';
 
 export const NAME_MAX = 200;
 export const URL_MAX = 2048;
@@ -9,8 +10,6 @@ export const TEXT_MAX = 1024;
 export const SECRET_MAX = 16_384;
 
 export const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
-export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
-export const JsonObject = Type.Unsafe<Record<string, unknown>>({ type: 'object' });
 export const Uuid = Type.String({ format: 'uuid' });
 export const PositiveInt = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 export const strict = { additionalProperties: false } as const;

@@ -3,36 +3,67 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { createUser, createUserToken, getUser, revokeUserToken } from '../../admin/users.ts';
-import { IdParams, NAME_MAX, Nullable, Text, strict } from './schemas.ts';
+import { IdParams, NAME_MAX, nullable, Text, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
+import { User, UserToken, NO_BODY } from './views.ts';
+import { ref } from '../../http/openapi-components.ts';
 
 const CreateUserBody = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 320, format: 'email' }),
-    name: Type.Optional(Nullable(Text(NAME_MAX))),
+    name: Type.Optional(nullable(Text(NAME_MAX))),
     platform_admin: Type.Optional(Type.Boolean()),
   },
   strict,
 );
-const CreateTokenBody = Type.Object({ name: Type.Optional(Nullable(Text(NAME_MAX))) }, strict);
+const CreateTokenBody = Type.Object({ name: Type.Optional(nullable(Text(NAME_MAX))) }, strict);
 const TokenParams = Type.Object({ id: Type.String(), tokenId: Type.String() });
 
 export default async function userRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/users', { schema: { body: CreateUserBody } }, async (req, reply) => {
+  const adminCreateUser = {
+    operationId: 'adminCreateUser',
+    summary: 'Create a user',
+    body: CreateUserBody,
+    response: { 201: ref(User) },
+    errors: ['conflict'] as const,
+  };
+  app.post('/users', { schema: adminCreateUser }, async (req, reply) => {
     const user = await createUser(app.ctx, req.body);
     if (!user) throw errors.conflict('a user with this email already exists');
     return reply.code(201).send(user);
   });
 
-  app.get('/users/:id', { schema: { params: IdParams } }, async (req) => getUser(app.ctx, req.params.id));
+  const adminGetUser = {
+    operationId: 'adminGetUser',
+    summary: 'Read a user',
+    params: IdParams,
+    response: { 200: ref(User) },
+    errors: ['not_found'] as const,
+  };
+  app.get('/users/:id', { schema: adminGetUser }, async (req) => getUser(app.ctx, req.params.id));
 
-  app.post('/users/:id/tokens', { schema: { params: IdParams, body: CreateTokenBody } }, async (req, reply) => {
+  const adminCreateUserToken = {
+    operationId: 'adminCreateUserToken',
+    summary: 'Issue a personal sign-in token (shown once)',
+    params: IdParams,
+    body: CreateTokenBody,
+    response: { 201: ref(UserToken) },
+    errors: ['not_found'] as const,
+  };
+  app.post('/users/:id/tokens', { schema: adminCreateUserToken }, async (req, reply) => {
     return reply.code(201).send(await createUserToken(app.ctx, req.params.id, req.body));
   });
 
-  app.delete('/users/:id/tokens/:tokenId', { schema: { params: TokenParams } }, async (req, reply) => {
+  const adminRevokeUserToken = {
+    operationId: 'adminRevokeUserToken',
+    summary: 'Revoke a personal sign-in token',
+    params: TokenParams,
+    response: { 204: NO_BODY },
+    errors: ['not_found'] as const,
+  };
+  app.delete('/users/:id/tokens/:tokenId', { schema: adminRevokeUserToken }, async (req, reply) => {
     if (!(await revokeUserToken(app.ctx, req.params.id, req.params.tokenId))) throw errors.notFound('token');
     return reply.code(204).send();
   });

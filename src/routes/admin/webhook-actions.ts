@@ -6,6 +6,8 @@ import { createWebhookAction, listWebhookActions, removeWebhookAction } from '..
 import { numericId } from './params.ts';
 import { IdParams, Text, URL_MAX, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
+import { WebhookActionCreated, WebhookActionList, NO_BODY } from './views.ts';
+import { ref } from '../../http/openapi-components.ts';
 
 const CreateWebhookActionBody = Type.Object(
   { on_state: Type.Enum(['completed', 'failed', 'cancelled', 'waiting']), url: Text(URL_MAX) },
@@ -15,15 +17,37 @@ const CreateWebhookActionBody = Type.Object(
 export default async function webhookActionRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/agents/:id/webhook-actions', { schema: { params: IdParams, body: CreateWebhookActionBody } }, async (req, reply) => {
+  const adminCreateWebhookAction = {
+    operationId: 'adminCreateWebhookAction',
+    summary: 'Add a webhook action; its signing secret is shown in this answer only',
+    params: IdParams,
+    body: CreateWebhookActionBody,
+    response: { 201: ref(WebhookActionCreated) },
+    errors: ['not_found'] as const,
+  };
+  app.post('/agents/:id/webhook-actions', { schema: adminCreateWebhookAction }, async (req, reply) => {
     return reply.code(201).send(await createWebhookAction(app.ctx, numericId(req.params.id, 'agent'), req.body));
   });
 
-  app.get('/agents/:id/webhook-actions', { schema: { params: IdParams } }, async (req) => {
+  const adminListWebhookActions = {
+    operationId: 'adminListWebhookActions',
+    summary: 'List an agent’s webhook actions',
+    params: IdParams,
+    response: { 200: ref(WebhookActionList) },
+    errors: ['not_found'] as const,
+  };
+  app.get('/agents/:id/webhook-actions', { schema: adminListWebhookActions }, async (req) => {
     return listWebhookActions(app.ctx, numericId(req.params.id, 'agent'));
   });
 
-  app.delete('/webhook-actions/:id', { schema: { params: IdParams } }, async (req, reply) => {
+  const adminDeleteWebhookAction = {
+    operationId: 'adminDeleteWebhookAction',
+    summary: 'Remove a webhook action',
+    params: IdParams,
+    response: { 204: NO_BODY },
+    errors: ['not_found'] as const,
+  };
+  app.delete('/webhook-actions/:id', { schema: adminDeleteWebhookAction }, async (req, reply) => {
     if (!(await removeWebhookAction(app.ctx, req.params.id))) throw errors.notFound('webhook action');
     return reply.code(204).send();
   });

@@ -4,7 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { secretMatches } from '../../lib/secrets.ts';
 import { errors } from '../../errors.ts';
-import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
+import { agentBucket, limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
+import { rememberIdempotentAnswers } from '../../http/idempotency-key.ts';
+import { documentRoutes } from '../../http/openapi-routes.ts';
+import { requires } from '../../http/openapi-document.ts';
 import triggerRoute from './trigger.ts';
 import triggerAndWaitRoute from './trigger-and-wait.ts';
 import triggerAndDownloadRoute from './trigger-and-download.ts';
@@ -19,6 +22,7 @@ declare module 'fastify' {
 }
 
 export default async function ingestRoutes(app: FastifyInstance): Promise<void> {
+  documentRoutes(app, { tag: 'ingest', security: [requires('ingestKey')], errors: ['unauthorized'] });
   app.addHook('onRequest', async (req, reply) => {
     const token = bearerToken(req);
     if (!token) throw errors.unauthorized();
@@ -27,8 +31,9 @@ export default async function ingestRoutes(app: FastifyInstance): Promise<void> 
     if (!agent || !secretMatches(token, agent.ingest_key_digest)) throw errors.unauthorized();
     req.agent = agent;
     const rl = req.routeOptions.config.rateLimit;
-    if (rl && (await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl))) return reply;
+    if (rl && (await limitRequest(app, req, reply, agentBucket(rl.bucket, agent.id), rl))) return reply;
   });
+  rememberIdempotentAnswers(app); // the three starting endpoints take an Idempotency-Key
   await app.register(triggerRoute);
   await app.register(triggerAndWaitRoute);
   await app.register(triggerAndDownloadRoute);

@@ -9,6 +9,7 @@ import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
 import { ingestRun } from '../../runs/ingest-run.ts';
+import { IngestResult, ref } from '../../http/openapi-components.ts';
 
 // RFC 3339, the ISO 8601 profile with a mandatory offset: a time without one would be read in the server's zone.
 const Timestamp = Type.String({ format: 'date-time' });
@@ -43,7 +44,14 @@ export default async function ingestRoute(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/ingest',
     {
-      schema: { body: Body },
+      schema: {
+        operationId: 'ingestRun',
+        summary: 'Record a lifecycle report of a standalone agent',
+        description: 'Spec 4.5. Repeats with the same externalRunId update the run; a backward move is 409.',
+        body: Body,
+        response: { 200: ref(IngestResult) },
+        errors: ['not_eligible', 'backward_transition', 'rate_limited'],
+      },
       config: { rateLimit: { bucket: 'ingest', limit: LIMITS.ingest } },
     },
     async (req) => {

@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { registerRun } from '../../runs/register-run.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
+import { ref, RegisterAccepted } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
   {
@@ -23,7 +24,14 @@ export default async function registerRoute(app: FastifyInstance): Promise<void>
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/register',
     {
-      schema: { body: Body },
+      schema: {
+        operationId: 'registerRun',
+        summary: 'Register a run the caller started on the runtime itself',
+        description: 'Spec 4.4. Idempotent on (agent, externalRunId): a repeat answers the same run and token.',
+        body: Body,
+        response: { 201: ref(RegisterAccepted) },
+        errors: ['not_eligible', 'rate_limited'],
+      },
       config: { validationCode: 'validation_failed', rateLimit: { bucket: 'register', limit: LIMITS.register } },
     },
     async (req, reply) => {

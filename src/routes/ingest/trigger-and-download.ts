@@ -10,6 +10,9 @@ import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndDownload } from '../../sync/download-run.ts';
 import { overLimit } from '../../http/rate-limit.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
+import { IdempotencyKeyHeaders, idempotencyOf, replayDownload } from '../../http/idempotency-key.ts';
+import { isKeyTaken } from '../../runs/idempotency.ts';
+import { CALLER_GONE, DOWNLOAD } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
   {
@@ -25,13 +28,24 @@ export default async function triggerAndDownloadRoute(app: FastifyInstance): Pro
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/trigger-and-download',
     {
-      schema: { body: Body }, // part 7: an invalid body is 400 here (the default validation code)
+      // Part 7: an invalid body is 400 here (the default validation code).
+      schema: {
+        operationId: 'triggerAndDownload',
+        summary: 'Start a run and stream the file its runtime answers',
+        description: 'Spec 4.3. `timeoutMs` bounds the wait for the first byte; there is no 202. The file is never stored.',
+        body: Body,
+        headers: IdempotencyKeyHeaders,
+        response: { 200: DOWNLOAD, 204: CALLER_GONE },
+        errors: ['not_eligible', 'agent_unavailable', 'rate_limited', 'runtime_failed', 'run_failed', 'runtime_timeout', 'invalid_header', 'idempotency_key_reused', 'download_not_replayable'],
+      },
       config: { rateLimit: { bucket: 'trigger-and-download', limit: LIMITS.triggerAndDownload, inWrite: true } },
       preValidation: emptyBodyAsObject,
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
-      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard }, callerGoneSignal(reply));
+      const idempotency = idempotencyOf(req, { input, userId, timeoutMs });
+      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard, idempotency }, callerGoneSignal(reply));
+      if (isKeyTaken(outcome)) return replayDownload(reply, outcome);
       if (outcome.kind === 'over_limit') throw overLimit(outcome);
       if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
       if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it

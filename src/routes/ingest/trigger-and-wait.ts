@@ -9,6 +9,9 @@ import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndWait } from '../../sync/trigger-and-wait.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
+import { IdempotencyKeyHeaders, idempotencyOf, replayWait } from '../../http/idempotency-key.ts';
+import { isKeyTaken } from '../../runs/idempotency.ts';
+import { CALLER_GONE, ref, SyncCompleted, SyncTimedOut } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
   {
@@ -24,14 +27,25 @@ export default async function triggerAndWaitRoute(app: FastifyInstance): Promise
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/trigger-and-wait',
     {
-      schema: { body: Body },
+      schema: {
+        operationId: 'triggerAndWait',
+        summary: 'Start a run and hold the answer until it ends or the wait window does',
+        description: 'Spec 4.2, 8.3. A workflow run whose runtime shows no sign of life within the window is failed (504).',
+        body: Body,
+        headers: IdempotencyKeyHeaders,
+        response: { 200: ref(SyncCompleted), 202: ref(SyncTimedOut), 204: CALLER_GONE },
+        errors: ['not_eligible', 'agent_unavailable', 'rate_limited', 'runtime_failed', 'runtime_timeout', 'invalid_header', 'idempotency_key_reused'],
+      },
       // Part 7 lists 422 (not 400) among this endpoint's errors: validation failures answer 422.
       config: { rateLimit: { bucket: 'trigger-and-wait', limit: LIMITS.triggerAndWait, inWrite: true }, validationCode: 'validation_failed' },
       preValidation: emptyBodyAsObject,
     },
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
-      const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard }, callerGoneSignal(reply));
+      const idempotency = idempotencyOf(req, { input, userId, timeoutMs });
+      const signal = callerGoneSignal(reply);
+      const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard, idempotency }, signal);
+      if (isKeyTaken(outcome)) return replayWait(app.ctx, reply, outcome, { timeoutMs, signal });
       return sendSyncOutcome(reply, outcome);
     },
   );

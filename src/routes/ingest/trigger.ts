@@ -9,6 +9,9 @@ import { triggerRun } from '../../runs/trigger-run.ts';
 import { isOverLimit } from '../../rate-limits/rate-guard.ts';
 import { overLimit } from '../../http/rate-limit.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
+import { IdempotencyKeyHeaders, idempotencyOf, replayTrigger } from '../../http/idempotency-key.ts';
+import { isKeyTaken } from '../../runs/idempotency.ts';
+import { ref, TriggerAccepted } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
   {
@@ -23,13 +26,23 @@ export default async function triggerRoute(app: FastifyInstance): Promise<void> 
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/trigger',
     {
-      schema: { body: Body },
+      schema: {
+        operationId: 'triggerRun',
+        summary: 'Start a run and answer at once',
+        description: 'Spec 4.1. The body may be left out: the run gets the agent’s default input.',
+        body: Body,
+        headers: IdempotencyKeyHeaders,
+        response: { 201: ref(TriggerAccepted) },
+        errors: ['not_eligible', 'agent_unavailable', 'rate_limited', 'runtime_failed', 'invalid_header', 'idempotency_key_reused'],
+      },
       config: { rateLimit: { bucket: 'trigger', limit: LIMITS.trigger, inWrite: true } },
       // Both fields are optional, so a request without a body is a trigger with the default input.
       preValidation: emptyBodyAsObject,
     },
     async (req, reply) => {
-      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, guard: req.rateGuard });
+      const idempotency = idempotencyOf(req, { input: req.body.input, userId: req.body.userId });
+      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, guard: req.rateGuard, idempotency });
+      if (isKeyTaken(result)) return replayTrigger(reply, result);
       if (isOverLimit(result)) throw overLimit(result);
       if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
       return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });

@@ -10,6 +10,7 @@ import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { applyCallback, type CallbackError, type CallbackRequest } from '../../runs/callback.ts';
 import { outputsCount } from '../../runs/run-output.ts';
 import { overLimit } from '../../http/rate-limit.ts';
+import { noBody } from '../../http/openapi-components.ts';
 
 // One flat object rather than a oneOf: ajv then names the offending field instead of "must match one schema".
 // The per-type rules (required fields, complete vs failed) are checked in toCallback.
@@ -85,7 +86,15 @@ export default async function callbackRoute(app: FastifyInstance): Promise<void>
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/runs/:runId/callback',
     {
-      schema: { params: Type.Object({ runId: Type.String() }), body: Body },
+      schema: {
+        operationId: 'postCallback',
+        summary: 'Report progress, output, completion, failure or a pause of a running task',
+        description: 'Spec 4.8. `type` picks the fields that count: `output` (with `complete` or `failed` + `error`), or `waiting` (`tokenId`, `description`, optional `url` and `output`).',
+        params: Type.Object({ runId: Type.String() }),
+        body: Body,
+        response: { 200: noBody('Recorded (or a repeat that changed nothing); the body is empty.') },
+        errors: ['invalid_url', 'not_found', 'backward_transition', 'waitpoint_unavailable', 'rate_limited'],
+      },
       config: { validationCode: 'validation_failed', rateLimit: { bucket: 'runtime-calls', limit: LIMITS.callbackAndWaitpoint, inWrite: true } },
     },
     async (req, reply) => {

@@ -8,6 +8,7 @@ import { parseId } from '../../http/bearer.ts';
 import { allowEmptyJsonBody, emptyBodyAsObject } from '../../http/empty-json-body.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { completeWaitpoint } from '../../runs/waitpoint.ts';
+import { ref, WaitpointCompleted } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
   {
@@ -23,7 +24,15 @@ export default async function waitpointRoute(app: FastifyInstance): Promise<void
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/runs/:runId/waitpoint',
     {
-      schema: { params: Type.Object({ runId: Type.String() }), body: Body },
+      schema: {
+        operationId: 'completeWaitpoint',
+        summary: 'Resume a run paused by a waiting callback',
+        description: 'Spec 4.9. The token is the one the run is waiting on; an empty body completes it with no payload. An unknown run is the same 401 as a bad key.',
+        params: Type.Object({ runId: Type.String() }),
+        body: Body,
+        response: { 200: ref(WaitpointCompleted) },
+        errors: ['waitpoint_unavailable', 'rate_limited'],
+      },
       config: { rateLimit: { bucket: 'runtime-calls', limit: LIMITS.callbackAndWaitpoint } },
       // Spec 4.9: "an empty body is valid" — no body, `{}` and a zero-length JSON body alike.
       preValidation: emptyBodyAsObject,
@@ -41,7 +50,7 @@ export default async function waitpointRoute(app: FastifyInstance): Promise<void
       });
       if (result.kind === 'not_found') throw errors.unauthorized('unknown run for this agent key');
       if (result.kind === 'conflict') throw new ApiError('waitpoint_unavailable', result.message, { runId });
-      return { ok: true };
+      return { ok: true as const };
     },
   );
 }

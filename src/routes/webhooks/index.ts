@@ -7,9 +7,10 @@
 import type { FastifyInstance } from 'fastify';
 import { parseId } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
-import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
+import { agentBucket, limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
 import { webhookAgentMatches } from '../../webhooks/webhook-run.ts';
 import webhookRoutes, { WEBHOOK_BODY_LIMIT } from './webhook.ts';
+import { documentRoutes } from '../../http/openapi-routes.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,6 +20,8 @@ declare module 'fastify' {
 }
 
 export default async function webhookContext(app: FastifyInstance): Promise<void> {
+  // No security scheme: OpenAPI has none for a secret path segment. The webhookToken parameter says so.
+  documentRoutes(app, { tag: 'webhooks', security: [], errors: ['unauthorized', 'payload_too_large'], rawBodies: true });
   app.addHook('onRequest', async (req, reply) => {
     const { agentId, webhookToken } = req.params as { agentId?: string; webhookToken?: string };
     const id = parseId(agentId);
@@ -26,7 +29,7 @@ export default async function webhookContext(app: FastifyInstance): Promise<void
     if (!webhookAgentMatches(agent, webhookToken ?? '')) throw errors.unauthorized('unknown agent or webhook token');
     req.agent = agent;
     const rl = req.routeOptions.config.webhookRateLimit;
-    if (rl && (await limitRequest(app, req, reply, `${rl.bucket}:agent:${agent.id}`, rl))) return reply;
+    if (rl && (await limitRequest(app, req, reply, agentBucket(rl.bucket, agent.id), rl))) return reply;
   });
 
   // Any content type, even a malformed one, is accepted: the parser below sees every body as opaque bytes. The

@@ -4,7 +4,8 @@
 // Methods: POST (the spec's), plus PUT and PATCH, which some senders use for deliveries; `webhook.method` tells
 // the task which one arrived. GET, HEAD and DELETE are not routed (404): link unfurlers, crawlers and uptime
 // checkers issue them, and each would otherwise start a run.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod } from 'fastify';
+import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
@@ -14,19 +15,44 @@ import { shapeWebhookResponse } from '../../webhooks/webhook-response.ts';
 import type { SyncOutcome } from '../../sync/sync-wait.ts';
 import { isOverLimit } from '../../rate-limits/rate-guard.ts';
 import { overLimit } from '../../http/rate-limit.ts';
+import { rawAnswer, ref, TriggerAccepted, WebhookTimedOut } from '../../http/openapi-components.ts';
 
 /** spec 4.6 / 8.4: 1 MiB accepted, one byte more is 413. */
 export const WEBHOOK_BODY_LIMIT = 1_048_576;
 
 const METHODS = ['POST', 'PUT', 'PATCH'];
 
+const Params = Type.Object({
+  agentId: Type.String(),
+  webhookToken: Type.String({ description: 'The agent’s secret webhook token: the only credential, so the whole URL is secret.' }),
+});
+
+/** Spec 4.6: any body (JSON, form, binary, empty), up to 1 MiB, kept as raw bytes for the task. */
+const RAW_BODY = 'Any body up to 1 MiB, in any content type; the task receives it verbatim (`webhook.rawBody`) and parsed when it is JSON.';
+
+/** Spec 4.7: the agent's output, or what its `webhookResponse` makes of it: any status from 200 to 499. */
+const AGENT_ANSWER = rawAnswer(
+  'The agent’s output as JSON, or as its `webhookResponse` shapes it: a status from 200 to 499, its headers, a text or ' +
+    'JSON body. Always with `content-security-policy: sandbox` and `x-content-type-options: nosniff`.',
+  '*/*',
+  {},
+);
+
 export default async function webhookRoutes(app: FastifyInstance): Promise<void> {
   // Any of these methods, the 1 MiB limit, and the agent's bucket counted by the run's insert.
-  const webhookRoute = (url: string, bucket: string, limit: number, handler: RouteHandlerMethod): void => {
-    app.route({ method: METHODS, url, bodyLimit: WEBHOOK_BODY_LIMIT, config: { webhookRateLimit: { bucket, limit, inWrite: true } }, handler });
+  const webhookRoute = (url: string, bucket: string, limit: number, schema: FastifySchema, handler: RouteHandlerMethod): void => {
+    const documented = { params: Params, ...schema, description: `${schema.description ?? ''} Body: ${RAW_BODY}`.trim() };
+    app.route({ method: METHODS, url, bodyLimit: WEBHOOK_BODY_LIMIT, schema: documented, config: { webhookRateLimit: { bucket, limit, inWrite: true } }, handler });
   };
 
-  webhookRoute('/webhook/:webhookToken', 'webhook', LIMITS.webhook, async (req, reply) => {
+  const webhookSchema: FastifySchema = {
+    operationId: 'webhookTrigger',
+    summary: 'Start a run from a webhook sender and answer at once',
+    description: 'Spec 4.6. The Authorization header is never read: it reaches the task, which must verify the sender.',
+    response: { 202: ref(TriggerAccepted) },
+    errors: ['not_eligible', 'agent_unavailable', 'rate_limited', 'runtime_failed'],
+  };
+  webhookRoute('/webhook/:webhookToken', 'webhook', LIMITS.webhook, webhookSchema, async (req, reply) => {
     const result = await startWebhookRun(app.ctx, req.agent!, inbound(req));
     if (isOverLimit(result)) throw overLimit(result);
     // Spec part 7: 500 on a failed invocation, so a retrying sender redelivers.
@@ -34,7 +60,14 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
     return reply.code(202).send({ runId: Number(result.run.id), status: 'queued' as const });
   });
 
-  webhookRoute('/webhook-and-wait/:webhookToken', 'webhook-and-wait', LIMITS.webhookAndWait, async (req, reply) => {
+  const webhookAndWaitSchema: FastifySchema = {
+    operationId: 'webhookAndWait',
+    summary: 'Start a run from a webhook sender and answer with the agent’s output',
+    description: 'Spec 4.7. Any status from 200 to 499 may be the agent’s own (`webhookResponse`), besides the errors listed.',
+    response: { 200: AGENT_ANSWER, '2xx': AGENT_ANSWER, '4xx': AGENT_ANSWER, 202: ref(WebhookTimedOut) },
+    errors: ['not_eligible', 'agent_unavailable', 'rate_limited', 'run_failed', 'runtime_timeout'],
+  };
+  webhookRoute('/webhook-and-wait/:webhookToken', 'webhook-and-wait', LIMITS.webhookAndWait, webhookAndWaitSchema, async (req, reply) => {
     const outcome = await webhookAndWait(app.ctx, req.agent!, inbound(req), callerGoneSignal(reply));
     return sendOutcome(reply, outcome);
   });

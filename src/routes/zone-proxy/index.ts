@@ -11,10 +11,20 @@ import { signsInByCookie, userCredential } from '../../orgs/user-auth.ts';
 import { passZoneProxy } from '../../zones/zone-proxy-access.ts';
 import { createZoneProxyClient, upstreamUrl } from '../../zones/zone-proxy-client.ts';
 import { forward, forwardedRequestHeaders } from './forward.ts';
+import { documentRoutes } from '../../http/openapi-routes.ts';
+import { requires } from '../../http/openapi-document.ts';
+import { rawAnswer } from '../../http/openapi-components.ts';
+import { Type } from 'typebox';
 
 const PREFIX = /^\/zones\/([^/?#]+)\/app/;
 
 export default async function zoneProxyRoutes(app: FastifyInstance): Promise<void> {
+  documentRoutes(app, {
+    tag: 'zones',
+    security: [requires('userToken'), requires('sessionCookie')],
+    errors: ['unauthorized', 'forbidden', 'not_found', 'invalid_body', 'upstream_failed', 'upstream_timeout'],
+    rawBodies: true,
+  });
   const client = createZoneProxyClient(); // one per instance, for its keep-alive pool
   app.addHook('onClose', async () => client.close());
   // Leave every body on the socket: the handler pipes it to the zone app as it arrives.
@@ -39,6 +49,16 @@ export default async function zoneProxyRoutes(app: FastifyInstance): Promise<voi
     return forward(client, req, reply, target, forwardedRequestHeaders(req, pass.zoneToken, `/zones/${pass.agentId}/app`));
   };
   const methods = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
-  app.route({ method: methods, url: '/', handler });
-  app.route({ method: methods, url: '/*', handler });
+  const proxied = {
+    operationId: 'zoneAppProxy',
+    summary: 'The agent’s zone app, for a signed-in member',
+    description: 'Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).',
+    params: Type.Object({ agentId: Type.String(), '*': Type.String({ description: 'The path under the zone app, forwarded as sent.' }) }),
+    response: {
+      default: rawAnswer('The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added.', '*/*', {}),
+    },
+  };
+  // The wildcard route documents the app's root too (`{*}` empty).
+  app.route({ method: methods, url: '/', schema: { hide: true }, handler });
+  app.route({ method: methods, url: '/*', schema: proxied, handler });
 }

@@ -6,12 +6,19 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { resolveForZone } from '../../credentials/resolve-credentials.ts';
+import { answer, NO_STORE, ResolvedCredential } from '../../http/openapi-components.ts';
 
 export default async function zoneCredentialsRoute(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/credentials/:key',
     {
-      schema: { params: Type.Object({ agentId: Type.String(), key: Type.String() }) },
+      schema: {
+        operationId: 'zoneResolveCredential',
+        summary: 'Resolve the agent’s active connection of one integration (as spec 4.10)',
+        params: Type.Object({ agentId: Type.String(), key: Type.String({ description: 'The integration id.' }) }),
+        response: { 200: answer(ResolvedCredential, 'The secret, by its type.', NO_STORE) },
+        errors: ['not_found', 'upstream_failed', 'rate_limited'],
+      },
       config: { zoneRateLimit: { bucket: 'zone-credentials', limit: LIMITS.zoneCredentials, per: 'user_agent' } },
     },
     async (req, reply) => {

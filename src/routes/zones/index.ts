@@ -5,6 +5,9 @@ import { allowEmptyJsonBody } from '../../http/empty-json-body.ts';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
 import { authenticateZoneRequest } from '../../zones/zone-auth.ts';
+import { rememberIdempotentAnswers } from '../../http/idempotency-key.ts';
+import { documentRoutes } from '../../http/openapi-routes.ts';
+import { requires } from '../../http/openapi-document.ts';
 import zoneRunRoutes from './runs.ts';
 import zoneWaitpointRoute from './waitpoint.ts';
 import zoneCredentialsRoute from './credentials.ts';
@@ -21,6 +24,8 @@ declare module 'fastify' {
 }
 
 export default async function zoneRoutes(app: FastifyInstance): Promise<void> {
+  // The zone hook answers a bad token (401), a token of another agent or a non-member (403), an ineligible agent (422).
+  documentRoutes(app, { tag: 'zones', security: [requires('zoneJwt')], errors: ['unauthorized', 'forbidden', 'agent_unavailable'] });
   app.decorateRequest('zoneUserId', null);
   app.addHook('onRequest', async (req, reply) => {
     const agentId = parseId((req.params as { agentId?: string }).agentId);
@@ -34,6 +39,7 @@ export default async function zoneRoutes(app: FastifyInstance): Promise<void> {
     }
   });
   allowEmptyJsonBody(app); // every zone body is optional ({input?}, {payload?})
+  rememberIdempotentAnswers(app); // the run-starting endpoints take an Idempotency-Key
   await app.register(zoneRunRoutes);
   await app.register(zoneWaitpointRoute);
   await app.register(zoneCredentialsRoute);

@@ -8,6 +8,7 @@ import { parseId } from '../../http/bearer.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { completeWaitpoint } from '../../runs/waitpoint.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
+import { ref, WaitpointCompleted } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
   { payload: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])) },
@@ -18,7 +19,15 @@ export default async function zoneWaitpointRoute(app: FastifyInstance): Promise<
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/runs/:runId/waitpoint',
     {
-      schema: { params: Type.Object({ agentId: Type.String(), runId: Type.String() }), body: Body },
+      schema: {
+        operationId: 'zoneCompleteWaitpoint',
+        summary: 'Resume a waiting run for the token’s user (as spec 4.9)',
+        description: 'An empty body completes the waitpoint with no payload; a run of another agent is 404.',
+        params: Type.Object({ agentId: Type.String(), runId: Type.String() }),
+        body: Body,
+        response: { 200: ref(WaitpointCompleted) },
+        errors: ['not_found', 'waitpoint_unavailable', 'rate_limited'],
+      },
       config: { zoneRateLimit: { bucket: 'zone-waitpoint', limit: LIMITS.zoneWaitpoint, per: 'user_agent' } },
       // As spec 4.9: an empty body is valid and completes the waitpoint with no payload.
       preValidation: emptyBodyAsObject,
@@ -36,7 +45,7 @@ export default async function zoneWaitpointRoute(app: FastifyInstance): Promise<
       // zones.md: a run of another agent is 404 here (the agent-key endpoint answers 401).
       if (result.kind === 'not_found') throw errors.notFound('run');
       if (result.kind === 'conflict') throw new ApiError('waitpoint_unavailable', result.message, { runId });
-      return { ok: true };
+      return { ok: true as const };
     },
   );
 }

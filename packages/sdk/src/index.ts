@@ -1,0 +1,10 @@
+export { AgentRunClient, filenameOf } from './agent-run-client.ts';
+export type { AgentRunClientOptions, Download, StartOptions, Triggered, WaitOptions, WaitResult } from './agent-run-client.ts';
+export { TaskClient } from './task-client.ts';
+export type { TaskClientOptions, TaskError, TaskPayload, WaitingReport } from './task-client.ts';
+export { verifyWebhookAction, WebhookVerificationError } from './webhook-receiver.ts';
+export type { HeaderSource, VerifyOptions, WebhookAction } from './webhook-receiver.ts';
+export { AgentRunError } from './errors.ts';
+export type { FetchLike, RetryOptions } from './http.ts';
+export type * from './api-types.ts';
+export type { components, operations, paths } from './generated/openapi.ts';

@@ -1,0 +1,105 @@
+// Issue 14, run detail: every status a run entered, with the path that wrote it, recorded by the statement that
+// wrote the status (run-transitions.ts). The race between callback, poll and alert is in terminal-race.test.ts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
+import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { sweepTimeouts } from '../../src/background/timeout-sweeper.ts';
+
+const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
+const trigger = new TriggerDevFake();
+let t: TestApp;
+let agent: SeededAgent;
+
+beforeAll(async () => {
+  await trigger.start();
+  trigger.registerTask('my-target');
+  t = await createTestApp({ clock });
+  agent = await seedAgent(t, { runtime: { kind: 'task', baseUrl: trigger.url, apiKey: trigger.secretKey }, target: 'my-target' });
+});
+afterAll(async () => {
+  await t.close();
+  await trigger.stop();
+});
+
+const callback = (runId: number, payload: Record<string, unknown>) =>
+  t.app.inject({ method: 'POST', url: `/api/runs/${runId}/callback`, headers: agent.agentAuth, payload });
+
+async function triggered(): Promise<number> {
+  const res = await t.app.inject({ method: 'POST', url: `/api/agents/${agent.agent.id}/runs/trigger`, headers: agent.ingestAuth, payload: {} });
+  expect(res.statusCode).toBe(201);
+  return res.json().runId as number;
+}
+
+async function timeline(runId: number): Promise<Array<{ status: string; via: string; at: string }>> {
+  const res = await t.app.inject({ method: 'GET', url: `/api/admin/runs/${runId}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  expect(res.statusCode).toBe(200);
+  return res.json().timeline;
+}
+
+describe('issue 14: the run timeline (GET /api/admin/runs/{runId} → timeline)', () => {
+  it('spec 4.8: an intermediate output lifts queued → running once (callback); later outputs add nothing', async () => {
+    const runId = await triggered();
+    clock.advance(1000);
+    expect((await callback(runId, { type: 'output', output: { step: 1 } })).statusCode).toBe(200);
+    expect((await callback(runId, { type: 'output', output: { step: 2 } })).statusCode).toBe(200);
+    clock.advance(1000);
+    expect((await callback(runId, { type: 'output', output: { step: 3 }, complete: true })).statusCode).toBe(200);
+    expect(await timeline(runId)).toEqual([
+      { status: 'queued', via: 'trigger', at: '2026-03-01T10:00:00.000Z' },
+      { status: 'running', via: 'callback', at: '2026-03-01T10:00:01.000Z' },
+      { status: 'completed', via: 'callback', at: '2026-03-01T10:00:02.000Z' },
+    ]);
+  });
+
+  it('spec 4.8 / 4.9: waiting (callback), then running again (waitpoint); the wait state is shown, never its token', async () => {
+    const runId = await triggered();
+    const token = trigger.createWaitpointToken();
+    expect((await callback(runId, { type: 'started' })).statusCode).toBe(200);
+    const waiting = await callback(runId, { type: 'waiting', tokenId: token.id, description: 'Approve the refund', output: { amount: 12 } });
+    expect(waiting.statusCode).toBe(200);
+    const detail = await t.app.inject({ method: 'GET', url: `/api/admin/runs/${runId}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(detail.json().wait).toEqual({ description: 'Approve the refund', url: null, output: { amount: 12 } });
+    expect(detail.body).not.toContain(token.id);
+
+    const resumed = await t.app.inject({ method: 'POST', url: `/api/runs/${runId}/waitpoint`, headers: agent.agentAuth, payload: {} });
+    expect(resumed.statusCode).toBe(200);
+    expect((await timeline(runId)).map(({ status, via }) => ({ status, via }))).toEqual([
+      { status: 'queued', via: 'trigger' },
+      { status: 'running', via: 'callback' },
+      { status: 'waiting', via: 'callback' },
+      { status: 'running', via: 'waitpoint' },
+    ]);
+  });
+
+  it('spec 8.2: a run failed by the timeout sweeper shows `timeout`', async () => {
+    const runId = await triggered();
+    clock.advance(11 * 60_000);
+    await sweepTimeouts(t.ctx);
+    expect((await timeline(runId)).map(({ status, via }) => ({ status, via }))).toEqual([
+      { status: 'queued', via: 'trigger' },
+      { status: 'failed', via: 'timeout' },
+    ]);
+  });
+
+  it('spec 4.4 / 4.5: a registered run starts at running (register); an ingested one at its status (ingest)', async () => {
+    const reg = await t.app.inject({ method: 'POST', url: `/api/agents/${agent.agent.id}/runs/register`, headers: agent.ingestAuth, payload: { externalRunId: 'run_timeline_reg' } });
+    expect(reg.statusCode).toBe(201);
+    expect((await timeline(reg.json().runId)).map(({ status, via }) => ({ status, via }))).toEqual([{ status: 'running', via: 'register' }]);
+
+    const standalone = await seedAgent(t, { managed_by: 'standalone' });
+    const ingest = (status: string) => t.app.inject({
+      method: 'POST', url: `/api/agents/${standalone.agent.id}/runs/ingest`, headers: standalone.ingestAuth,
+      payload: { externalRunId: 'run_timeline_ing', status },
+    });
+    expect((await ingest('running')).statusCode).toBe(200);
+    clock.advance(1000);
+    const done = await ingest('completed');
+    expect(done.statusCode).toBe(200);
+    expect((await timeline(done.json().runId)).map(({ status, via }) => ({ status, via }))).toEqual([
+      { status: 'running', via: 'ingest' },
+      { status: 'completed', via: 'ingest' },
+    ]);
+  });
+});
