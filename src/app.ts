@@ -11,11 +11,13 @@ import ingestRoutes from './routes/ingest/index.ts';
 import webhookRoutes from './routes/webhooks/index.ts';
 import runtimeRoutes from './routes/runtime/index.ts';
 import healthRoutes from './routes/health.ts';
+import consoleRoutes from './routes/console.ts';
 import metricsRoutes from './routes/metrics.ts';
 import zoneRoutes from './routes/zones/index.ts';
 import zoneProxyRoutes from './routes/zone-proxy/index.ts';
 import alertRoutes from './routes/alerts.ts';
 import docsRoutes from './routes/docs.ts';
+import sessionRoutes from './routes/session.ts';
 import { ADMIN_COMPONENTS } from './routes/admin/views.ts';
 import { registerOpenApi } from './http/openapi-document.ts';
 import { countRefusedRequests } from './http/rate-limit.ts';
@@ -88,6 +90,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
 
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
+  await app.register(sessionRoutes); // /api/session: the console's sign-in
   await app.register(adminRoutes, { prefix: '/api/admin' });
   await app.register(ingestRoutes, { prefix: '/api/agents/:agentId/runs' });
   await app.register(webhookRoutes, { prefix: '/api/agents/:agentId/runs' }); // token in the path (spec 4.6, 4.7)
@@ -96,6 +99,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(zoneProxyRoutes, { prefix: '/zones/:agentId/app' });
   await app.register(alertRoutes, { prefix: '/api' }); // runtime failure alerts, runtime alert secret
   await app.register(docsRoutes); // /openapi.json and /docs, public
+  await app.register(consoleRoutes); // the web console's pages and assets, public (the API checks who signs in)
 
   // Shutdown must not wait up to 5 minutes for held callers: every synchronous wait of this instance (ingest,
   // webhook and zone alike) answers 202 now, before the server stops (decisions.md).

@@ -26,6 +26,8 @@ export interface Config {
   retentionDays: number;
   /** How long the first answer to an Idempotency-Key is kept and replayed (decisions.md "Idempotency keys"). */
   idempotencyTtlHours: number;
+  /** How long a console session lasts after sign-in (decisions.md "Sessions and roles"). */
+  sessionTtlHours: number;
   logLevel: string;
   /** PostgreSQL pool: connections, and how long a request waits for one (a free slot or a new connection). */
   dbPoolSize: number;
@@ -42,6 +44,8 @@ export interface Config {
   connectionIdleTimeoutMs: number;
   /** A download whose client has taken nothing for this long is ended, its run failed and the runtime call closed. */
   downloadStallMs: number;
+  /** The built web console (issue 14) served at /; missing: its pages answer 503 saying how to build it. */
+  consoleDir: string;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken,
     retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),
     idempotencyTtlHours: int('ARS_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),
+    sessionTtlHours: int('ARS_SESSION_TTL_HOURS', 12, 1, 720),
     logLevel,
     dbPoolSize: int('ARS_DB_POOL_SIZE', 20, 1, 1_000),
     dbConnectTimeoutMs: int('ARS_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
@@ -133,6 +138,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keepAliveTimeoutMs: int('ARS_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 3_600_000),
     connectionIdleTimeoutMs,
     downloadStallMs: int('ARS_DOWNLOAD_STALL_MS', 60_000, 1_000, 3_600_000),
+    // The default is the repository's own build output, wherever the service is started from.
+    consoleDir: path.resolve(env.ARS_CONSOLE_DIR || path.join(import.meta.dirname, '..', 'console', 'dist')),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -2,6 +2,7 @@
 import type { AppContext } from '../context.ts';
 import { listAudit } from '../orgs/audit-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
+import type { OrgScope } from './lists.ts';
 
 export const AUDIT_PAGE_DEFAULT = 50;
 export const AUDIT_PAGE_MAX = 200;
@@ -16,8 +17,11 @@ export interface AuditView {
   details: Record<string, unknown>;
 }
 
-export async function listAuditEntries(ctx: AppContext, query: { agentId?: number; action?: string; limit?: number }): Promise<{ data: AuditView[] }> {
-  const rows = await listAudit(ctx.db, { agentId: query.agentId, action: query.action, limit: query.limit ?? AUDIT_PAGE_DEFAULT });
+export async function listAuditEntries(
+  ctx: AppContext,
+  query: { agentId?: number; action?: string; limit?: number; scope?: OrgScope },
+): Promise<{ data: AuditView[] }> {
+  const rows = await listAudit(ctx.db, { agentId: query.agentId, action: query.action, orgIds: query.scope?.orgIds, limit: query.limit ?? AUDIT_PAGE_DEFAULT });
   return {
     data: rows.map((r) => ({
       id: Number(r.id),

@@ -1,10 +1,11 @@
 // The console's dashboard (issue 14): runs by status per UTC day and outputs per agent per day (spec 2.2: outputs
 // are "used for billing, dashboards and ROI metrics"), with totals, for a bounded period — from one SQL aggregate,
-// never by paging runs. Runs are counted on the day they were created, and so are their outputs.
+// never by paging runs. Runs are counted on the day they were created, and so are their outputs. Closed days come
+// from the rollup (runs/run-rollup.ts), exactly as the runs table would give them.
 import type { AppContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../runs/run-states.ts';
-import { aggregateRunsByDay } from '../runs/run-aggregates.ts';
+import { aggregateRunsByDayFast } from '../runs/run-rollup.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../lib/timestamps.ts';
 import type { OrgScope } from './lists.ts';
 
@@ -33,7 +34,7 @@ export async function dashboard(ctx: AppContext, q: DashboardQuery): Promise<Das
   const { from, to } = period(ctx.clock.now(), q.from, q.to);
   const orgId = q.orgId?.toLowerCase();
   const orgIds = q.scope ? q.scope.orgIds.filter((id) => orgId === undefined || id === orgId) : orgId === undefined ? undefined : [orgId];
-  const rows = await aggregateRunsByDay(ctx.db, { from, to, agentId: q.agentId, orgIds });
+  const rows = await aggregateRunsByDayFast(ctx.db, { from, to, agentId: q.agentId, orgIds });
 
   const byDayStatus = new Map<string, { day: string; status: RunStatus; count: number }>();
   const byDayAgent = new Map<string, { day: string; agentId: number; outputs: number }>();

@@ -15,7 +15,7 @@ import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
  * values masked (spec 4.6), so a replay would not be the same request; ingest and /register runs were reported by
  * the agent, not started here, so there is nothing to start again.
  */
-const REPLAYABLE_SOURCES = new Set(['trigger', 'trigger_and_wait', 'download', 'zone', 'zone_wait', 'zone_download', 'replay']);
+const REPLAYABLE_SOURCES = new Set(['trigger', 'trigger_and_wait', 'download', 'zone', 'zone_wait', 'zone_download', 'replay', 'console']);
 
 const WHY_NOT: Record<string, string> = {
   webhook: 'it came from an inbound webhook, whose stored headers are masked',

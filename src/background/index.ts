@@ -8,9 +8,12 @@ import { pollDueRuns } from './poller.ts';
 import { sweepTimeouts } from './timeout-sweeper.ts';
 import { recoverLostRuns } from '../runs/recover-run.ts';
 import { pruneExpired } from './retention.ts';
+import { refreshRollup } from '../runs/run-rollup.ts';
 
 /** Retention is measured in days: a pass every 10 minutes keeps each one small. */
 const RETENTION_EVERY_MS = 600_000;
+/** The dashboard reads closed days changed since the last refresh from the runs table: refresh often. */
+const ROLLUP_EVERY_MS = 60_000;
 
 export interface Background {
   /** Stops re-arming the sweepers and waits for running passes; held calls are the caller's (drain first). */
@@ -26,6 +29,7 @@ export function startBackgroundWork(ctx: AppContext): Background {
     new Sweeper('run-timeouts', every, () => sweepTimeouts(ctx), ctx.log), // spec part 3 queued/running timeouts
     new Sweeper('run-recovery', every, () => recoverLostRuns(ctx), ctx.log), // runs whose runtime call an instance lost
     new Sweeper('retention', RETENTION_EVERY_MS, () => pruneExpired(ctx), ctx.log), // finished outbox rows, alert receipts, expired keys
+    new Sweeper('dashboard-rollup', ROLLUP_EVERY_MS, () => refreshRollup(ctx.db, ctx.clock.now()), ctx.log), // closed days of the dashboard
   ];
   for (const s of sweepers) s.start();
   return {

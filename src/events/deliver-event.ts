@@ -11,8 +11,11 @@ import { signWebhook } from './standard-webhooks.ts';
 import { sealedAt } from '../storage/sealed-columns.ts';
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
+/** The run as receivers have always got it: the admin view without `source` (an admin/console field). */
+export type EventRun = Omit<AdminRunView, 'source'>;
+
 export interface EventBody {
-  run: AdminRunView;
+  run: EventRun;
   output: unknown;
   /** `waiting` events only: spec part 6 `{{run_url}}`. */
   run_url?: string;
@@ -36,7 +39,7 @@ export function runUrl(config: Pick<Config, 'publicUrl'>, runId: number, waiting
 }
 
 export function buildEventBody(config: Pick<Config, 'publicUrl'>, event: string, snapshot: Record<string, unknown>): EventBody {
-  const run = toAdminRunView(runFromSnapshot(snapshot));
+  const { source: _source, ...run } = toAdminRunView(runFromSnapshot(snapshot));
   const body: EventBody = { run, output: run.output_data };
   if (event === 'waiting') {
     const ws = (snapshot.wait_state ?? null) as { description?: unknown; url?: unknown; output?: unknown } | null;

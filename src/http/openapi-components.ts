@@ -87,6 +87,9 @@ export const AdminRun = Type.Object(
     status: Type.Enum([...RUN_STATUSES]),
     error: Type.Unsafe<unknown>({ type: ['string', 'object', 'null'], additionalProperties: true, description: 'As stored: a string (ingest), an object {name?, message?, stack?} (callback), or null.' }),
     created_by: nullable(Type.String({ format: 'uuid' })),
+    source: Type.String({
+      description: 'How the run started: trigger, trigger_and_wait, download, webhook, webhook_and_wait, register, ingest, zone, zone_wait, zone_download, replay or console.',
+    }),
     external_run_id: nullable(Type.String()),
     metadata: JsonObject,
     input: JsonObject,

@@ -15,6 +15,7 @@ const TAGS = [
   { name: 'runtime', description: 'Called by a running task with the agent key: progress, completion, pauses, credentials (spec 4.8–4.10).' },
   { name: 'zones', description: 'Zone apps acting for a signed-in user with a zone JWT, and the proxy in front of them (spec 4.11).' },
   { name: 'alerts', description: 'Failure alerts sent by a runtime, authenticated by the runtime’s alert secret.' },
+  { name: 'session', description: 'The console’s sign-in: a token buys a session cookie; sign-out ends it (issue 14).' },
   { name: 'admin', description: 'Operators: organizations, users, runtimes, agents, connections, webhook actions, runs and the audit log.' },
   { name: 'health', description: 'Probes and Prometheus metrics for whoever runs the service.' },
 ];
@@ -33,7 +34,7 @@ const SECURITY_SCHEMES = {
   },
   zoneJwt: bearer('A zone JWT minted by the proxy for one user and agent (5 minutes); take it from the current request’s X-Zone-Token.', 'JWT'),
   userToken: bearer('A user’s personal sign-in token (`ars_user_…`), issued by an admin.'),
-  sessionCookie: { type: 'apiKey' as const, in: 'cookie' as const, name: 'ars_session', description: 'The platform UI’s session cookie (the same sign-in token). Writes signed in by it must come from the platform’s own origin.' },
+  sessionCookie: { type: 'apiKey' as const, in: 'cookie' as const, name: 'ars_session', description: 'The console’s session cookie, set by POST /api/session (a personal token in the cookie is also accepted). Writes signed in by it must come from the platform’s own origin.' },
   adminToken: bearer('The platform admin token (ARS_ADMIN_TOKEN, at least 32 characters).'),
   metricsToken: bearer('ARS_METRICS_TOKEN, when set; without it /metrics is open.'),
   alertSecret: bearer('An n8n error workflow: the runtime’s `alert_secret`.'),

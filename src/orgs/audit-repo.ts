@@ -32,10 +32,12 @@ export interface AuditRow {
   details: Record<string, unknown>;
 }
 
-export async function listAudit(q: Queryable, f: { agentId?: number; action?: string; limit: number }): Promise<AuditRow[]> {
+/** With `orgIds`, only entries about those organizations' agents (platform-wide entries are for platform admins). */
+export async function listAudit(q: Queryable, f: { agentId?: number; action?: string; orgIds?: string[]; limit: number }): Promise<AuditRow[]> {
   const params: unknown[] = [];
   const where: string[] = [];
   if (f.agentId !== undefined) where.push(`agent_id = $${params.push(f.agentId)}`);
+  if (f.orgIds !== undefined) where.push(`agent_id IN (SELECT id FROM agents WHERE org_id = ANY($${params.push(f.orgIds)}::uuid[]))`);
   if (f.action !== undefined) where.push(`action = $${params.push(f.action)}`);
   const sql = `SELECT * FROM audit_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.push(f.limit)}`;
   const { rows } = await q.query<AuditRow>(sql, params);

@@ -57,12 +57,14 @@ export async function deleteUserToken(q: Queryable, userId: string, tokenId: str
 export interface TokenUser {
   id: string;
   platform_admin: boolean;
+  /** The personal token that signed in (a session made from it ends when it is revoked). */
+  token_id: string;
 }
 
 /** The user a token digest belongs to; null for an unknown or revoked (deleted) token. */
 export async function findUserByTokenDigest(q: Queryable, tokenDigest: Buffer): Promise<TokenUser | null> {
   const { rows } = await q.query<TokenUser>(
-    'SELECT u.id, u.platform_admin FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1',
+    'SELECT u.id, u.platform_admin, t.id AS token_id FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = $1',
     [tokenDigest],
   );
   return rows[0] ?? null;

@@ -17,6 +17,8 @@ export interface AdminRunView {
   completed_at: string | null;
   created_at: string;
   created_by: string | null;
+  /** How the run started (runs.source). */
+  source: string;
   external_run_id: string | null;
   metadata: Record<string, unknown>;
   input: Record<string, unknown>; // as stored: header values already masked (spec 4.6)
@@ -67,6 +69,7 @@ export function toAdminRunView(run: RunRow): AdminRunView {
     ...toSyncRunView(run),
     error: run.error ?? null,
     created_by: run.created_by ?? null,
+    source: run.source,
     external_run_id: run.external_run_id ?? null,
     // Always objects: every path that creates a run stores one (runs-repo defaults both to {}).
     metadata: (run.metadata ?? {}) as Record<string, unknown>,

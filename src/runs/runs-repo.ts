@@ -3,6 +3,7 @@
 // run-transitions.ts, the only code that writes `runs.status` (house style 9).
 import type { Queryable } from '../storage/db.ts';
 import { storableJson } from '../lib/storable-json.ts';
+import { sqlWhere } from '../storage/sql-where.ts';
 import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import type { RunStatus } from './run-states.ts';
 import { FIRST_STATUS_ON_TIMELINE } from './run-timeline.ts';
@@ -177,21 +178,36 @@ export async function findRunStatuses(q: Queryable, runIds: readonly number[]): 
 
 export interface RunListFilter {
   agentId?: number;
+  /** Only runs of these organizations' agents. */
+  orgIds?: string[];
   status?: RunStatus;
+  source?: string;
+  /** Created at or after `createdFrom`, before `createdTo`. */
+  createdFrom?: Date;
+  createdTo?: Date;
+  externalRunId?: string;
+  /** The user who started it (runs.created_by). */
+  createdBy?: string;
   /** Only runs with a smaller id (the last id of the previous page). */
   beforeId?: number;
   limit: number;
 }
 
-/** The admin list: newest first, keyset-paginated on id (ids only grow). */
+/** The admin list: newest first, keyset-paginated on id (ids only grow). Indexes: migrations 0001, 0008, 0010. */
 export async function listRuns(q: Queryable, f: RunListFilter): Promise<RunRow[]> {
   const params: unknown[] = [];
-  const where: string[] = [];
-  if (f.agentId !== undefined) where.push(`agent_id = $${params.push(f.agentId)}`);
-  if (f.status !== undefined) where.push(`status = $${params.push(f.status)}`);
-  if (f.beforeId !== undefined) where.push(`id < $${params.push(f.beforeId)}`);
-  const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.push(f.limit)}`;
-  const { rows } = await q.query<RunRow>(sql, params);
+  const where = sqlWhere(params, (p) => [
+    f.agentId !== undefined && `agent_id = ${p(f.agentId)}`,
+    f.orgIds !== undefined && `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`,
+    f.status !== undefined && `status = ${p(f.status)}`,
+    f.source !== undefined && `source = ${p(f.source)}`,
+    f.createdFrom !== undefined && `created_at >= ${p(f.createdFrom)}`,
+    f.createdTo !== undefined && `created_at < ${p(f.createdTo)}`,
+    f.externalRunId !== undefined && `external_run_id = ${p(f.externalRunId)}`,
+    f.createdBy !== undefined && `created_by = ${p(f.createdBy)}::uuid`,
+    f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
+  ]);
+  const { rows } = await q.query<RunRow>(`SELECT * FROM runs ${where} ORDER BY id DESC LIMIT $${params.push(f.limit)}`, params);
   return rows;
 }
 

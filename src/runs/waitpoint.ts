@@ -40,7 +40,7 @@ export interface CompleteWaitpointArgs {
   /** Who asks. Recorded on the audit entry only when a member of the agent's org or a platform admin (spec 4.9). */
   actorUserId?: string | null;
   /** Which door the completion came through, for the audit entry. */
-  via?: 'agent_key' | 'zone';
+  via?: 'agent_key' | 'zone' | 'console';
 }
 
 /**

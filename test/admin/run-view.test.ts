@@ -28,9 +28,9 @@ const row = (over: Partial<RunRow> = {}): RunRow => ({
 });
 
 describe('run presenters', () => {
-  it('admin-api.md: the admin view has exactly the listed fields', () => {
+  it('admin-api.md: the admin view has exactly the listed fields plus our documented additions (runtime_note, source)', () => {
     expect(Object.keys(toAdminRunView(row())).sort()).toEqual(
-      ['runId', 'agentId', 'status', 'output_data', 'outputs', 'error', 'duration_ms', 'started_at', 'completed_at', 'created_at', 'created_by', 'external_run_id', 'metadata', 'input', 'runtime_note'].sort(),
+      ['runId', 'agentId', 'status', 'output_data', 'outputs', 'error', 'duration_ms', 'started_at', 'completed_at', 'created_at', 'created_by', 'external_run_id', 'metadata', 'input', 'runtime_note', 'source'].sort(),
     );
     expect(toAdminRunView(row())).toMatchObject({ runId: 7, agentId: 3, started_at: '2026-01-01T00:00:01.000Z', error: { message: 'x is undefined' } });
   });

@@ -49,6 +49,7 @@ describe('GET /runs/{runId}', () => {
       completed_at: new Date(created.created_at.getTime() + 2500).toISOString(),
       created_at: created.created_at.toISOString(),
       created_by: userId,
+      source: 'trigger', // issue 14: how the run started
       external_run_id: 'exec-42',
       metadata: { source: 'crm' },
       input: { webhook: { headers: { authorization: '[REDACTED]' } } },

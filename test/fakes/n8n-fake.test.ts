@@ -161,10 +161,11 @@ describe.each(['2.8.4', '2.41.1'] as const)('n8n fake as n8n %s', (version) => {
     hold();
     const child = spawn(process.execPath, ['-e', `fetch(${JSON.stringify(`${fake.url}/webhook/ars-recovery-probe`)}, { method: 'POST',
       headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId: 99 }) }); setInterval(() => {}, 1000);`], { stdio: 'ignore' });
-    await vi.waitFor(() => expect((newest().webhookItem?.body as Json | undefined)?.runId).toBe(99));
+    // A fresh node process: its start-up alone can take seconds on a loaded CI machine (vi.waitFor's default is 1 s).
+    await vi.waitFor(() => expect((newest().webhookItem?.body as Json | undefined)?.runId).toBe(99), { timeout: 15_000 });
     const ex = newest();
     child.kill('SIGKILL');
-    await vi.waitFor(() => expect(ex.clientGone).toBe(true));
+    await vi.waitFor(() => expect(ex.clientGone).toBe(true), { timeout: 5_000 });
     release();
     const found = await vi.waitFor(async () => {
       const list = await api('/executions?workflowId=ArsRecoveryProbe&includeData=true&limit=5');

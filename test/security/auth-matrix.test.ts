@@ -14,6 +14,7 @@ import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtu
 import { credentialsToken, seedConnection, zoneToken } from '../credentials/connections.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { permissiveLimiter } from '../sync/sync-helpers.ts';
+import { CONSOLE_PAGES } from '../../src/routes/console.ts';
 
 // Every route the app registers, as Fastify announces it (onRoute sees HEAD twins and prefixes too).
 const registered = vi.hoisted(() => new Set<string>());
@@ -91,7 +92,18 @@ interface Row {
 const OVERSIZE = Buffer.alloc(1024 * 1024 + 1, 0x61);
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 const EVERYONE: Row['allow'] = Object.fromEntries(CREDS.map((c) => [c, 'pass']));
-const ADMIN: Row['allow'] = { adminToken: 'pass' };
+const everywhere = (cell: Cell): Partial<Record<Scope, Cell>> => ({ none: cell, own: cell, otherAgent: cell, otherOrg: cell, crossed: cell });
+// Issue 14 roles (src/routes/admin/access.ts). The session cookie cells carry the member's credential.
+const PLATFORM: Row['allow'] = { adminToken: 'pass', platformUserToken: 'pass' };
+const USERS_403 = { memberToken: everywhere(403), orgAdminToken: everywhere(403), sessionCookie: everywhere(403), crossSiteCookie: everywhere(403) };
+const PLATFORM_ONLY: Row['allow'] = { ...PLATFORM, ...USERS_403 };
+/** Lists name no organization: every signed-in user passes and sees only their organizations' rows. */
+const SIGNED_IN: Row['allow'] = { ...PLATFORM, memberToken: 'pass', orgAdminToken: 'pass', sessionCookie: 'pass', crossSiteCookie: 'pass' };
+const IN_ORG: Partial<Record<Scope, Cell>> = { none: 'pass', own: 'pass', otherAgent: 'pass', otherOrg: 404 };
+const MEMBER_READ: Row['allow'] = { ...PLATFORM, memberToken: IN_ORG, orgAdminToken: IN_ORG, sessionCookie: IN_ORG, crossSiteCookie: IN_ORG };
+// Unsafe methods: a cross-site cookie is refused before anything else (CSRF).
+const MEMBER_WRITE: Row['allow'] = { ...MEMBER_READ, crossSiteCookie: everywhere(403) };
+const ORG_ADMIN: Row['allow'] = { ...PLATFORM_ONLY, orgAdminToken: IN_ORG };
 const OWN_INGEST: Row['allow'] = { ingestKey: { own: 'pass' } };
 // zones.md: a valid token of another agent is 403 (in either org); a run or integration of another agent is 404.
 const ZONE: Row['allow'] = { zoneJwt: { own: 'pass', otherAgent: 403, otherOrg: 403, crossed: 404 } };
@@ -128,46 +140,63 @@ const ROWS: Row[] = [
   ...row('GET', '/docs/static/swagger-initializer.js', 200, () => ({ url: '/docs/static/swagger-initializer.js' }), EVERYONE),
   ...row('GET', '/docs/static/index.html', 302, () => ({ url: '/docs/static/index.html' }), EVERYONE),
 
-  // admin-api.md: the platform-admin token and nothing else; no tenant scoping. Writes stop at an unknown field
+  // Issue 14: the console's pages and hashed assets are public (a fixture build, ARS_CONSOLE_DIR); the API they
+  // call decides what the visitor may see.
+  ...CONSOLE_PAGES.flatMap((p) => row('GET', p, 200, () => ({ url: p.replace('*', '7') }), EVERYONE)),
+  ...row('GET', '/assets/*', 200, () => ({ url: '/assets/app-fixture1.js' }), EVERYONE),
+
+  // Issue 14 (access.ts, docs/security.md "Roles"): the admin token and platform-admin users everywhere; an org
+  // admin manages its organizations' agents, keys, connections and actions; a member reads them and starts and
+  // resumes runs; another organization's resource is 404, a role too low 403. Writes stop at an unknown field
   // (400), deletes at an unknown id (404), cancel at a terminal run (409).
-  ...row('POST', `${a}/orgs`, 400, () => ({ url: `${a}/orgs`, payload: { nope: 1 } }), ADMIN),
-  ...row('GET', `${a}/orgs/:id`, 200, (x) => ({ url: `${a}/orgs/${x.org}` }), ADMIN),
-  ...row('POST', `${a}/orgs/:id/members`, 400, (x) => ({ url: `${a}/orgs/${x.org}/members`, payload: { nope: 1 } }), ADMIN),
-  ...row('DELETE', `${a}/orgs/:orgId/members/:userId`, 404, (x) => ({ url: `${a}/orgs/${x.org}/members/${UNKNOWN_UUID}` }), ADMIN),
-  ...row('POST', `${a}/users`, 400, () => ({ url: `${a}/users`, payload: { nope: 1 } }), ADMIN),
-  ...row('GET', `${a}/users/:id`, 200, (x) => ({ url: `${a}/users/${x.user}` }), ADMIN),
-  ...row('POST', `${a}/users/:id/tokens`, 400, (x) => ({ url: `${a}/users/${x.user}/tokens`, payload: { nope: 1 } }), ADMIN),
-  ...row('DELETE', `${a}/users/:id/tokens/:tokenId`, 404, (x) => ({ url: `${a}/users/${x.user}/tokens/${UNKNOWN_UUID}` }), ADMIN),
-  ...row('POST', `${a}/runtimes`, 400, () => ({ url: `${a}/runtimes`, payload: { nope: 1 } }), ADMIN),
-  ...row('GET', `${a}/runtimes/:id`, 200, (x) => ({ url: `${a}/runtimes/${x.runtime}` }), ADMIN),
-  ...row('PATCH', `${a}/runtimes/:id`, 400, (x) => ({ url: `${a}/runtimes/${x.runtime}`, payload: { nope: 1 } }), ADMIN),
-  ...row('POST', `${a}/agents`, 400, () => ({ url: `${a}/agents`, payload: { nope: 1 } }), ADMIN),
-  ...row('GET', `${a}/agents/:id`, 200, (x) => ({ url: `${a}/agents/${x.agent}` }), ADMIN),
-  ...row('PATCH', `${a}/agents/:id`, 400, (x) => ({ url: `${a}/agents/${x.agent}`, payload: { nope: 1 } }), ADMIN),
-  ...row('POST', `${a}/agents/:id/keys/:kind/rotate`, 400, (x) => ({ url: `${a}/agents/${x.agent}/keys/nope/rotate` }), ADMIN),
-  ...row('GET', `${a}/agents/:id/webhook-token`, 200, (x) => ({ url: `${a}/agents/${x.agent}/webhook-token` }), ADMIN),
-  ...row('POST', `${a}/agents/:id/webhook-actions`, 400, (x) => ({ url: `${a}/agents/${x.agent}/webhook-actions`, payload: { nope: 1 } }), ADMIN),
-  ...row('GET', `${a}/agents/:id/webhook-actions`, 200, (x) => ({ url: `${a}/agents/${x.agent}/webhook-actions` }), ADMIN),
-  ...row('POST', `${a}/agents/:id/connections`, 400, (x) => ({ url: `${a}/agents/${x.agent}/connections`, payload: { nope: 1 } }), ADMIN),
-  ...row('GET', `${a}/agents/:id/connections`, 200, (x) => ({ url: `${a}/agents/${x.agent}/connections` }), ADMIN),
-  ...row('GET', `${a}/connections/:id`, 200, (x) => ({ url: `${a}/connections/${x.connection}` }), ADMIN),
-  ...row('PATCH', `${a}/connections/:id`, 400, (x) => ({ url: `${a}/connections/${x.connection}`, payload: { nope: 1 } }), ADMIN),
-  ...row('DELETE', `${a}/connections/:id`, 404, () => ({ url: `${a}/connections/${UNKNOWN_UUID}` }), ADMIN, { scopes: ['none'] }),
-  ...row('DELETE', `${a}/webhook-actions/:id`, 404, () => ({ url: `${a}/webhook-actions/${UNKNOWN_UUID}` }), ADMIN, { scopes: ['none'] }),
-  ...row('GET', `${a}/runs`, 200, () => ({ url: `${a}/runs` }), ADMIN),
-  ...row('GET', `${a}/runs/:runId`, 200, (x) => ({ url: `${a}/runs/${x.run}` }), ADMIN),
-  ...row('POST', `${a}/runs/:runId/cancel`, 409, (x) => ({ url: `${a}/runs/${x.run}/cancel` }), ADMIN),
-  ...row('GET', `${a}/runs/:runId/logs`, 200, (x) => ({ url: `${a}/runs/${x.run}/logs` }), ADMIN),
-  ...row('GET', `${a}/audit`, 200, () => ({ url: `${a}/audit` }), ADMIN),
-  // Issue 14, the console's admin routes.
-  ...row('GET', `${a}/agents`, 200, () => ({ url: `${a}/agents` }), ADMIN),
-  ...row('GET', `${a}/orgs`, 200, () => ({ url: `${a}/orgs` }), ADMIN),
-  ...row('GET', `${a}/users`, 200, () => ({ url: `${a}/users` }), ADMIN),
-  ...row('GET', `${a}/runtimes`, 200, () => ({ url: `${a}/runtimes` }), ADMIN),
-  ...row('GET', `${a}/dashboard`, 200, () => ({ url: `${a}/dashboard` }), ADMIN),
-  ...row('POST', `${a}/runs/:runId/replay`, 500, (x) => ({ url: `${a}/runs/${x.run}/replay` }), ADMIN),
-  ...row('GET', `${a}/runs/:runId/deliveries`, 200, (x) => ({ url: `${a}/runs/${x.run}/deliveries` }), ADMIN),
-  ...row('POST', `${a}/runs/:runId/deliveries/:deliveryId/redeliver`, 404, (x) => ({ url: `${a}/runs/${x.run}/deliveries/${UNKNOWN_UUID}/redeliver` }), ADMIN),
+  ...row('POST', `${a}/orgs`, 400, () => ({ url: `${a}/orgs`, payload: { nope: 1 } }), PLATFORM_ONLY),
+  ...row('GET', `${a}/orgs/:id`, 200, (x) => ({ url: `${a}/orgs/${x.org}` }), MEMBER_READ),
+  ...row('POST', `${a}/orgs/:id/members`, 400, (x) => ({ url: `${a}/orgs/${x.org}/members`, payload: { nope: 1 } }), PLATFORM_ONLY),
+  ...row('DELETE', `${a}/orgs/:orgId/members/:userId`, 404, (x) => ({ url: `${a}/orgs/${x.org}/members/${UNKNOWN_UUID}` }), PLATFORM_ONLY),
+  ...row('POST', `${a}/users`, 400, () => ({ url: `${a}/users`, payload: { nope: 1 } }), PLATFORM_ONLY),
+  ...row('GET', `${a}/users/:id`, 200, (x) => ({ url: `${a}/users/${x.user}` }), PLATFORM_ONLY),
+  ...row('POST', `${a}/users/:id/tokens`, 400, (x) => ({ url: `${a}/users/${x.user}/tokens`, payload: { nope: 1 } }), PLATFORM_ONLY),
+  ...row('DELETE', `${a}/users/:id/tokens/:tokenId`, 404, (x) => ({ url: `${a}/users/${x.user}/tokens/${UNKNOWN_UUID}` }), PLATFORM_ONLY),
+  ...row('POST', `${a}/runtimes`, 400, () => ({ url: `${a}/runtimes`, payload: { nope: 1 } }), PLATFORM_ONLY),
+  ...row('GET', `${a}/runtimes/:id`, 200, (x) => ({ url: `${a}/runtimes/${x.runtime}` }), MEMBER_READ),
+  ...row('PATCH', `${a}/runtimes/:id`, 400, (x) => ({ url: `${a}/runtimes/${x.runtime}`, payload: { nope: 1 } }), PLATFORM_ONLY),
+  ...row('POST', `${a}/agents`, 400, () => ({ url: `${a}/agents`, payload: { nope: 1 } }), ORG_ADMIN),
+  ...row('GET', `${a}/agents/:id`, 200, (x) => ({ url: `${a}/agents/${x.agent}` }), MEMBER_READ),
+  ...row('PATCH', `${a}/agents/:id`, 400, (x) => ({ url: `${a}/agents/${x.agent}`, payload: { nope: 1 } }), ORG_ADMIN),
+  ...row('POST', `${a}/agents/:id/keys/:kind/rotate`, 400, (x) => ({ url: `${a}/agents/${x.agent}/keys/nope/rotate` }), ORG_ADMIN),
+  ...row('GET', `${a}/agents/:id/webhook-token`, 200, (x) => ({ url: `${a}/agents/${x.agent}/webhook-token` }), ORG_ADMIN),
+  ...row('POST', `${a}/agents/:id/webhook-actions`, 400, (x) => ({ url: `${a}/agents/${x.agent}/webhook-actions`, payload: { nope: 1 } }), ORG_ADMIN),
+  ...row('GET', `${a}/agents/:id/webhook-actions`, 200, (x) => ({ url: `${a}/agents/${x.agent}/webhook-actions` }), ORG_ADMIN),
+  ...row('POST', `${a}/agents/:id/connections`, 400, (x) => ({ url: `${a}/agents/${x.agent}/connections`, payload: { nope: 1 } }), ORG_ADMIN),
+  ...row('GET', `${a}/agents/:id/connections`, 200, (x) => ({ url: `${a}/agents/${x.agent}/connections` }), ORG_ADMIN),
+  ...row('GET', `${a}/connections/:id`, 200, (x) => ({ url: `${a}/connections/${x.connection}` }), ORG_ADMIN),
+  ...row('PATCH', `${a}/connections/:id`, 400, (x) => ({ url: `${a}/connections/${x.connection}`, payload: { nope: 1 } }), ORG_ADMIN),
+  ...row('DELETE', `${a}/connections/:id`, 404, () => ({ url: `${a}/connections/${UNKNOWN_UUID}` }), ORG_ADMIN, { scopes: ['none'] }),
+  ...row('DELETE', `${a}/webhook-actions/:id`, 404, () => ({ url: `${a}/webhook-actions/${UNKNOWN_UUID}` }), ORG_ADMIN, { scopes: ['none'] }),
+  ...row('GET', `${a}/runs`, 200, () => ({ url: `${a}/runs` }), SIGNED_IN),
+  ...row('GET', `${a}/runs/:runId`, 200, (x) => ({ url: `${a}/runs/${x.run}` }), MEMBER_READ),
+  ...row('POST', `${a}/runs/:runId/cancel`, 409, (x) => ({ url: `${a}/runs/${x.run}/cancel` }), ORG_ADMIN),
+  ...row('GET', `${a}/runs/:runId/logs`, 200, (x) => ({ url: `${a}/runs/${x.run}/logs` }), MEMBER_READ),
+  ...row('GET', `${a}/audit`, 200, () => ({ url: `${a}/audit` }), SIGNED_IN),
+  ...row('GET', `${a}/agents`, 200, () => ({ url: `${a}/agents` }), SIGNED_IN),
+  ...row('GET', `${a}/orgs`, 200, () => ({ url: `${a}/orgs` }), SIGNED_IN),
+  ...row('GET', `${a}/users`, 200, () => ({ url: `${a}/users` }), PLATFORM_ONLY),
+  ...row('GET', `${a}/runtimes`, 200, () => ({ url: `${a}/runtimes` }), SIGNED_IN),
+  ...row('GET', `${a}/dashboard`, 200, () => ({ url: `${a}/dashboard` }), SIGNED_IN),
+  // Server-sent events: the cells stop at a malformed ?since= (400), before any stream starts.
+  ...row('GET', `${a}/runs/events`, 400, () => ({ url: `${a}/runs/events?since=nope` }), SIGNED_IN),
+  ...row('POST', `${a}/runs/:runId/replay`, 500, (x) => ({ url: `${a}/runs/${x.run}/replay` }), MEMBER_WRITE),
+  ...row('GET', `${a}/runs/:runId/deliveries`, 200, (x) => ({ url: `${a}/runs/${x.run}/deliveries` }), MEMBER_READ),
+  ...row('POST', `${a}/runs/:runId/deliveries/:deliveryId/redeliver`, 404, (x) => ({ url: `${a}/runs/${x.run}/deliveries/${UNKNOWN_UUID}/redeliver` }), ORG_ADMIN),
+  ...row('POST', `${a}/agents/:id/runs`, 400, (x) => ({ url: `${a}/agents/${x.agent}/runs`, payload: { nope: 1 } }), MEMBER_WRITE),
+  // The run is terminal: past the role check the waitpoint stops at 409 and writes nothing.
+  ...row('POST', `${a}/runs/:runId/waitpoint`, 409, (x) => ({ url: `${a}/runs/${x.run}/waitpoint`, payload: {} }), MEMBER_WRITE),
+
+  // Issue 14: the console's sign-in. Signing in needs no credential (the token is the body; {nope:1} is 400), but a
+  // page of another site may not sign the visitor in (login CSRF) nor out; GET says who the credential is.
+  ...row('POST', '/api/session', 400, () => ({ url: '/api/session', payload: { nope: 1 } }), { ...EVERYONE, crossSiteCookie: everywhere(403) }),
+  ...row('GET', '/api/session', 200, () => ({ url: '/api/session' }), { ...SIGNED_IN }),
+  ...row('DELETE', '/api/session', 204, () => ({ url: '/api/session' }), { ...EVERYONE, crossSiteCookie: everywhere(403) }),
 
   // Spec 5: the ingest key of the agent in the path; another agent's key is the same 401 as none. Bodies fail
   // validation (400, or 422 where decisions.md says so), which comes after authentication and before any write.
@@ -220,6 +249,7 @@ function expected(r: Row, cred: Cred, scope: Scope): number {
   return cell === 'pass' ? r.pass : cell;
 }
 
+const CONSOLE_FIXTURE = new URL('../fixtures/console-dist', import.meta.url).pathname;
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef0123456789';
 let t: TestApp;
 let zoneApp: Server;
@@ -231,7 +261,7 @@ beforeAll(async () => {
   zoneApp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('zone app'));
   await new Promise<void>((resolve) => zoneApp.listen(0, '127.0.0.1', resolve));
   const zoneAppUrl = `http://127.0.0.1:${(zoneApp.address() as AddressInfo).port}/`;
-  t = await createTestApp({ limiter: permissiveLimiter, config: { metricsToken: METRICS_TOKEN } });
+  t = await createTestApp({ limiter: permissiveLimiter, config: { metricsToken: METRICS_TOKEN, consoleDir: CONSOLE_FIXTURE } });
   const runtimeUrl = await unusedUrl(); // nothing here may reach a runtime
   const org1 = await seedOrg(t, 'Org one');
   const org2 = await seedOrg(t, 'Org two');

@@ -7,6 +7,7 @@ import { queryInt } from './params.ts';
 import { DigitsParam } from './schemas.ts';
 import { AuditPage } from './views.ts';
 import { ref } from '../../http/openapi-components.ts';
+import { orgScope } from '../../orgs/principal.ts';
 
 const AuditQuery = Type.Object({
   agent_id: Type.Optional(DigitsParam),
@@ -29,6 +30,7 @@ export default async function auditRoutes(base: FastifyInstance): Promise<void> 
       agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER),
       action: q.action,
       limit: queryInt(q.limit, 'limit', 1, AUDIT_PAGE_MAX),
+      scope: orgScope(req.principal!),
     });
   });
 }

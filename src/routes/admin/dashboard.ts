@@ -1,5 +1,6 @@
 // Issue 14: GET /dashboard — runs by status per UTC day, outputs per agent per day and totals for a period.
 import type { FastifyInstance } from 'fastify';
+import { orgScope } from '../../orgs/principal.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { dashboard } from '../../admin/dashboard.ts';
@@ -33,6 +34,6 @@ export default async function dashboardRoutes(base: FastifyInstance): Promise<vo
 
   app.get('/dashboard', { schema: { operationId: 'adminDashboard', summary: 'Runs by status and outputs by agent per day, with totals', querystring: DashboardQuery, response: { 200: DashboardBody } } }, async (req) => {
     const q = req.query;
-    return dashboard(app.ctx, { from: q.from, to: q.to, orgId: q.org_id, agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER) });
+    return dashboard(app.ctx, { from: q.from, to: q.to, orgId: q.org_id, agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER), scope: orgScope(req.principal!) });
   });
 }

@@ -1,8 +1,11 @@
-// /api/admin (admin-api.md): everything here needs the platform-admin bearer token.
+// /api/admin (admin-api.md): the platform-admin token, or (issue 14) a user signed in by a personal bearer token
+// or the console's session cookie, each held to their role (access.ts; docs/security.md "Roles").
 import type { FastifyInstance } from 'fastify';
-import { bearerToken } from '../../http/bearer.ts';
-import { constantTimeEqual } from '../../lib/secrets.ts';
-import { errors } from '../../errors.ts';
+import { ApiError, errors } from '../../errors.ts';
+import { crossOriginRefusal, originOf } from '../../http/same-origin.ts';
+import { principalOf, signedInToAdmin, signsInByCookie } from '../../orgs/user-auth.ts';
+import type { Principal } from '../../orgs/principal.ts';
+import { enforceAccess } from './access.ts';
 import { installAdminBodyHandling } from './body-guard.ts';
 import { documentRoutes } from '../../http/openapi-routes.ts';
 import { requires } from '../../http/openapi-document.ts';
@@ -20,13 +23,35 @@ import listRoutes from './lists.ts';
 import runReplayRoutes from './run-replay.ts';
 import deliveryRoutes from './deliveries.ts';
 import dashboardRoutes from './dashboard.ts';
+import runStartRoutes from './run-start.ts';
+import runEventRoutes from './run-events.ts';
 
-export default async function adminRoutes(app: FastifyInstance): Promise<void> {
-  documentRoutes(app, { tag: 'admin', security: [requires('adminToken')], errors: ['unauthorized'] });
-  app.addHook('onRequest', async (req) => {
-    const token = bearerToken(req);
-    if (!token || !constantTimeEqual(token, app.ctx.adminToken)) throw errors.unauthorized('missing or invalid admin token');
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who an /api/admin request speaks for, set by the admin context's auth hook. */
+    principal: Principal | null;
+  }
+}
+
+export default async function adminRoutes(app: FastifyInstance, opts: { prefix?: string }): Promise<void> {
+  documentRoutes(app, {
+    tag: 'admin',
+    security: [requires('adminToken'), requires('userToken'), requires('sessionCookie')],
+    errors: ['unauthorized', 'forbidden'],
   });
+  const platformOrigin = originOf(app.ctx.config.publicUrl);
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (req) => {
+    const { authorization, cookie } = req.headers;
+    const who = await signedInToAdmin(app.ctx, authorization, cookie);
+    if (!who) throw errors.unauthorized('missing or invalid credential: the admin token or a personal token (Bearer), or the console session cookie');
+    if (signsInByCookie(authorization, cookie)) {
+      const refusal = crossOriginRefusal(req.method, req.headers, platformOrigin);
+      if (refusal) throw new ApiError('forbidden', refusal);
+    }
+    req.principal = await principalOf(app.ctx, who);
+  });
+  enforceAccess(app, opts.prefix ?? '');
   installAdminBodyHandling(app);
   await app.register(orgRoutes);
   await app.register(userRoutes);
@@ -42,4 +67,6 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(runReplayRoutes);
   await app.register(deliveryRoutes);
   await app.register(dashboardRoutes);
+  await app.register(runStartRoutes);
+  await app.register(runEventRoutes);
 }

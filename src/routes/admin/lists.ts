@@ -1,6 +1,7 @@
 // Issue 14: the console's lists. GET /agents, /orgs, /users and /runtimes answer {data, next_cursor}, newest first,
 // paged and filtered as GET /runs is (admin-api.md "Runs and audit"); each item as its GET-one shows it.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { orgScope } from '../../orgs/principal.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { listAgentsPage, listOrgsPage, listRuntimesPage, listUsersPage } from '../../admin/lists.ts';
@@ -25,7 +26,11 @@ const RuntimeQuery = Type.Object({ ...paging, org_id: Type.Optional(Uuid), kind:
 const UserQuery = Type.Object({ ...paging, org_id: Type.Optional(Uuid) });
 const OrgQuery = Type.Object(paging);
 
-const page = (q: { limit?: string; cursor?: string }) => ({ limit: queryInt(q.limit, 'limit', 1, PAGE_MAX), cursor: q.cursor });
+const page = (q: { limit?: string; cursor?: string }, req: FastifyRequest) => ({
+  limit: queryInt(q.limit, 'limit', 1, PAGE_MAX),
+  cursor: q.cursor,
+  scope: orgScope(req.principal!),
+});
 /** `{data: [...], next_cursor}` (admin/page-cursor.ts), each item the named component its GET-one answers. */
 const answers = (item: TSchema) => ({ 200: Type.Object({ data: Type.Array(ref(item)), next_cursor: nullable(Type.String()) }, { additionalProperties: false }) });
 
@@ -36,7 +41,7 @@ export default async function listRoutes(base: FastifyInstance): Promise<void> {
   app.get('/agents', { schema: { operationId: 'adminListAgents', summary: 'List agents, newest first', querystring: AgentQuery, response: answers(Agent) } }, async (req) => {
     const q = req.query;
     return listAgentsPage(app.ctx, {
-      ...page(q),
+      ...page(q, req),
       orgId: q.org_id,
       runtimeId: queryInt(q.runtime_id, 'runtime_id', 1, Number.MAX_SAFE_INTEGER),
       managedBy: q.managed_by,
@@ -45,12 +50,12 @@ export default async function listRoutes(base: FastifyInstance): Promise<void> {
   });
 
   app.get('/runtimes', { schema: { operationId: 'adminListRuntimes', summary: 'List runtimes, newest first', querystring: RuntimeQuery, response: answers(Runtime) } }, async (req) => {
-    return listRuntimesPage(app.ctx, { ...page(req.query), orgId: req.query.org_id, kind: req.query.kind });
+    return listRuntimesPage(app.ctx, { ...page(req.query, req), orgId: req.query.org_id, kind: req.query.kind });
   });
 
-  app.get('/orgs', { schema: { operationId: 'adminListOrgs', summary: 'List organizations, newest first', querystring: OrgQuery, response: answers(Org) } }, async (req) => listOrgsPage(app.ctx, page(req.query)));
+  app.get('/orgs', { schema: { operationId: 'adminListOrgs', summary: 'List organizations, newest first', querystring: OrgQuery, response: answers(Org) } }, async (req) => listOrgsPage(app.ctx, page(req.query, req)));
 
   app.get('/users', { schema: { operationId: 'adminListUsers', summary: 'List users, newest first', querystring: UserQuery, response: answers(User) } }, async (req) => {
-    return listUsersPage(app.ctx, { ...page(req.query), orgId: req.query.org_id });
+    return listUsersPage(app.ctx, { ...page(req.query, req), orgId: req.query.org_id });
   });
 }

@@ -6,13 +6,19 @@ import { RUN_STATUSES } from '../../runs/run-states.ts';
 import { getRunView, listRunsPage } from '../../admin/runs.ts';
 import { PAGE_MAX } from '../../admin/page-cursor.ts';
 import { numericId, queryInt } from './params.ts';
-import { DigitsParam } from './schemas.ts';
+import { DigitsParam, Uuid } from './schemas.ts';
 import { RunPage } from './views.ts';
 import { AdminRunDetail, ref } from '../../http/openapi-components.ts';
+import { orgScope } from '../../orgs/principal.ts';
 
 const RunListQuery = Type.Object({
   agent_id: Type.Optional(DigitsParam),
   status: Type.Optional(Type.Enum([...RUN_STATUSES])),
+  source: Type.Optional(Type.String({ pattern: '^[a-z_]{1,32}$' })),
+  created_from: Type.Optional(Type.String({ maxLength: 64 })),
+  created_to: Type.Optional(Type.String({ maxLength: 64 })),
+  external_run_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  created_by: Type.Optional(Uuid),
   limit: Type.Optional(Type.String({ maxLength: 16 })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 });
@@ -33,8 +39,14 @@ export default async function runReadRoutes(base: FastifyInstance): Promise<void
     return listRunsPage(app.ctx, {
       agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER),
       status: q.status,
+      source: q.source,
+      createdFrom: q.created_from,
+      createdTo: q.created_to,
+      externalRunId: q.external_run_id,
+      createdBy: q.created_by,
       limit: queryInt(q.limit, 'limit', 1, PAGE_MAX),
       cursor: q.cursor,
+      scope: orgScope(req.principal!),
     });
   });
 

@@ -20,6 +20,20 @@ export const User = Type.Object(
   closed('User', 'A user.'),
 );
 
+export const Session = Type.Object(
+  {
+    user: Type.Object(
+      { id: nullable(Uuid), email: nullable(Type.String()), name: nullable(Type.String()), platform_admin: Type.Boolean() },
+      { additionalProperties: false, description: 'The signed-in user; all null but platform_admin for the admin token.' },
+    ),
+    memberships: Type.Array(
+      Type.Object({ org_id: Uuid, org_name: Type.String(), role: Type.Enum(['admin', 'member']) }, { additionalProperties: false }),
+    ),
+    expires_at: nullable(Type.String({ format: 'date-time', description: 'When the session ends; null for a bearer token.' })),
+  },
+  closed('Session', 'Who is signed in (issue 14): the user, their organizations with the role in each, and the session’s end.'),
+);
+
 export const UserToken = Type.Object(
   { id: Uuid, token: Type.String({ description: 'Shown once: only its digest is kept.' }) },
   closed('UserToken', 'A personal sign-in token, shown this once.'),
@@ -165,7 +179,7 @@ export const AuditPage = Type.Object(
 );
 
 export const ADMIN_COMPONENTS: TSchema[] = [
-  Org, Membership, User, UserToken, Runtime, Agent, CreatedAgent, RotatedKey, WebhookTokenReveal, ConnectionCreated, Connection,
+  Org, Membership, User, Session, UserToken, Runtime, Agent, CreatedAgent, RotatedKey, WebhookTokenReveal, ConnectionCreated, Connection,
   ConnectionList, WebhookActionCreated, WebhookAction, WebhookActionList, RunPage, RunLogs, AuditPage,
 ];
 

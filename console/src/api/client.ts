@@ -1,0 +1,48 @@
+// The typed API client: every path, body and answer comes from schema.ts, generated from docs/openapi.json
+// (`npm run console:types`). Same origin, so the session cookie rides along and no CORS is involved.
+import createClient from 'openapi-fetch';
+import type { components, paths } from './schema.ts';
+
+export const api = createClient<paths>({
+  baseUrl: '',
+  credentials: 'same-origin',
+});
+// openapi-fetch sends Content-Type: application/json with every body. State-changing requests always carry one
+// (EMPTY below when they have no fields): a cross-site page cannot send JSON without a preflight, which the service
+// never grants; with the service's Origin check it keeps cookie-signed writes same-origin.
+
+export type Schemas = components['schemas'];
+export type Run = Schemas['AdminRun'];
+export type RunDetail = Schemas['AdminRunDetail'];
+export type Agent = Schemas['Agent'];
+export type RunStatus = Run['status'];
+
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
+
+/** An API answer that is not a success, with the status the pages branch on (401 sign-in, 404 hide a feature). */
+export class ApiFailure extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The answer's data, or an ApiFailure carrying the service's own message (the Error body's `error`). */
+export async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (response.ok) return data as T;
+  const message = typeof error === 'object' && error !== null && 'error' in error ? String((error as { error: unknown }).error) : response.statusText;
+  if (response.status === 401) window.dispatchEvent(new Event('ars:signed-out'));
+  throw new ApiFailure(response.status, message || `HTTP ${response.status}`);
+}
+
+/** Bodies for POSTs that carry no fields: a JSON body keeps the content type honest (Fastify refuses an empty one). */
+export const EMPTY = {} as never;
+
+/** The JSON body an operation takes, from the generated schema. */
+export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;

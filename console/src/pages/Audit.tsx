@@ -1,0 +1,65 @@
+// /audit: who did what, newest first, filtered by agent and action.
+import { api, unwrap } from '../api/client.ts';
+import { agentName, useAgents } from '../lib/agents.ts';
+import { Link, setQuery, useLocation } from '../lib/router.tsx';
+import { useLoad } from '../lib/useLoad.ts';
+import { Field, Json, Loaded, Time } from '../components/ui.tsx';
+
+const PAGE = 50;
+
+export function Audit() {
+  const { query } = useLocation();
+  const agents = useAgents();
+  const agent_id = query.get('agent_id') ?? '';
+  const action = query.get('action') ?? '';
+  // The audit list takes no cursor: "More" asks for a longer page.
+  const limit = Number(query.get('limit') ?? PAGE);
+  const page = useLoad(
+    () => unwrap(api.GET('/api/admin/audit', { params: { query: { ...(agent_id && { agent_id }), ...(action && { action }), limit: String(limit) } } })),
+    [agent_id, action, limit],
+  );
+  const set = (k: string, v: string) => setQuery({ agent_id, action, [k]: v || undefined, limit: undefined });
+  return (
+    <section aria-labelledby="audit-title">
+      <div className="title-row"><h1 id="audit-title">Audit</h1><button type="button" onClick={page.reload}>Refresh</button></div>
+      <form className="filters" aria-label="Filter the audit log" onSubmit={(e) => e.preventDefault()}>
+        <Field label="Agent">
+          <select value={agent_id} onChange={(e) => set('agent_id', e.target.value)}>
+            <option value="">All agents</option>
+            {agents.data?.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
+          </select>
+        </Field>
+        <Field label="Action">
+          <input defaultValue={action} placeholder="e.g. agent.key_rotated" onBlur={(e) => set('action', e.target.value.trim())}
+            onKeyDown={(e) => e.key === 'Enter' && set('action', e.currentTarget.value.trim())} />
+        </Field>
+      </form>
+      <Loaded load={page} isEmpty={(p) => p.data.length === 0} empty="No audit entries match.">
+        {(p) => (
+          <>
+            <div className="table-wrap">
+              <table>
+                <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Actor</th><th scope="col">Agent</th><th scope="col">Run</th><th scope="col">Details</th></tr></thead>
+                <tbody>
+                  {p.data.map((e) => (
+                    <tr key={e.id}>
+                      <td><Time iso={e.at} /></td>
+                      <td className="mono">{e.action}</td>
+                      <td className="mono">{e.actor_user_id ?? 'admin token'}</td>
+                      <td>{e.agent_id === null ? '—' : <Link to={`/agents/${e.agent_id}`}>{agentName(agents.data, e.agent_id)}</Link>}</td>
+                      <td>{e.run_id === null ? '—' : <Link to={`/runs/${e.run_id}`}>#{e.run_id}</Link>}</td>
+                      <td>{Object.keys(e.details).length ? <Json value={e.details} label={`Details of entry ${e.id}`} /> : '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            {p.data.length >= limit && limit < 200 && (
+              <div className="pager"><button type="button" onClick={() => setQuery({ agent_id, action, limit: String(Math.min(200, limit + PAGE)) })}>Show more</button></div>
+            )}
+          </>
+        )}
+      </Loaded>
+    </section>
+  );
+}

@@ -1,0 +1,202 @@
+// The console's live runs (issue 14): one feed per app fans run status changes out to its subscribers (SSE
+// streams), filtered by organization. The runs table is the source of truth: the feed reads runs changed since the
+// last one it saw (runs_updated_idx), every POLL_MS and at once when a NOTIFY of run-transitions.ts arrives, from
+// this instance or another. NOTIFY carries only terminal and `waiting` moves (the hot path pays for nothing more),
+// so `queued` and `running` arrive with the next catch-up, within POLL_MS. Delivery is at least once.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../storage/db.ts';
+import { RUN_EVENTS_CHANNEL } from '../runs/run-transitions.ts';
+import type { RunStatus } from '../runs/run-states.ts';
+
+/** One run's status as of `updated_at`; ids as the admin run view gives them. */
+export interface RunFeedEvent {
+  runId: number;
+  agentId: number;
+  orgId: string;
+  status: RunStatus;
+  updated_at: string;
+}
+
+/** `orgIds` null: every organization (the platform admin). */
+export interface FeedFilter {
+  orgIds: string[] | null;
+}
+
+export interface RunFeedOptions {
+  /** The catch-up period: how late a change whose NOTIFY was missed (or never sent) can be. */
+  pollMs?: number;
+  /** Rows per catch-up read; a longer backlog is read in several. */
+  batch?: number;
+}
+
+export const FEED_POLL_MS = 2_000;
+const FEED_BATCH = 1_000;
+/**
+ * Writers stamp updated_at before they commit, so a change can become visible with an updated_at a little older
+ * than one already read. Each read looks this far back and drops what it already sent.
+ */
+export const OVERLAP_MS = 5_000;
+/** A NOTIFY burst (many completions) is read once: at most one read per this many ms. */
+const NUDGE_DELAY_MS = 50;
+
+interface Row {
+  id: number;
+  agent_id: number;
+  org_id: string;
+  status: RunStatus;
+  updated_at: Date;
+}
+
+interface Subscriber {
+  orgs: Set<string> | null;
+  onEvent: (e: RunFeedEvent) => void;
+}
+
+/** The rows changed after `since`, oldest first, as events (for the stream's `?since=` backlog too). */
+export async function runsChangedSince(db: Db, since: Date, limit: number, orgIds: string[] | null, afterId = 0): Promise<RunFeedEvent[]> {
+  const params: unknown[] = [since, afterId, limit];
+  const orgFilter = orgIds === null ? '' : ` AND a.org_id = ANY($${params.push(orgIds)}::uuid[])`;
+  const { rows } = await db.query<Row>(
+    `SELECT r.id, r.agent_id, a.org_id, r.status, r.updated_at
+     FROM runs r JOIN agents a ON a.id = r.agent_id
+     WHERE (r.updated_at, r.id) > ($1::timestamptz, $2::bigint)${orgFilter}
+     ORDER BY r.updated_at, r.id LIMIT $3`,
+    params,
+  );
+  return rows.map(toEvent);
+}
+
+function toEvent(r: Row): RunFeedEvent {
+  return { runId: Number(r.id), agentId: Number(r.agent_id), orgId: r.org_id, status: r.status, updated_at: new Date(r.updated_at).toISOString() };
+}
+
+export class RunFeed {
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly pollMs: number;
+  private readonly batch: number;
+  /** What was sent per run (updated_at ms and status), pruned once older than the overlap window. */
+  private readonly sent = new Map<number, { at: number; status: RunStatus }>();
+  /** Where the next read starts: the newest updated_at seen (and its id), minus the overlap unless mid-backlog. */
+  private cursor: { at: Date; id: number } | null = null;
+  private midBacklog = false;
+  private timer: NodeJS.Timeout | null = null;
+  private nudgeTimer: NodeJS.Timeout | null = null;
+  private reading: Promise<void> | null = null;
+  private again = false;
+  private unlisten: (() => Promise<void>) | null = null;
+  private starting: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+    opts: RunFeedOptions = {},
+  ) {
+    this.pollMs = opts.pollMs ?? FEED_POLL_MS;
+    this.batch = opts.batch ?? FEED_BATCH;
+  }
+
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /** Hears every run status change from now on, for `filter`'s organizations. Returns an unsubscribe function. */
+  subscribe(filter: FeedFilter, onEvent: (e: RunFeedEvent) => void): () => void {
+    if (this.closed) throw new Error('run feed closed');
+    const sub: Subscriber = { orgs: filter.orgIds === null ? null : new Set(filter.orgIds.map((o) => o.toLowerCase())), onEvent };
+    this.subscribers.add(sub);
+    this.starting ??= this.start().catch((err: unknown) => {
+      this.starting = null; // the next subscriber tries again
+      this.log.error({ err }, 'run feed: could not start');
+    });
+    return () => void this.subscribers.delete(sub);
+  }
+
+  /** Resolves once the feed listens and knows where to read from (tests: subscribe, then write). */
+  async ready(): Promise<void> {
+    await this.starting;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.subscribers.clear();
+    if (this.timer) clearInterval(this.timer);
+    if (this.nudgeTimer) clearTimeout(this.nudgeTimer);
+    await this.starting;
+    await this.reading;
+    await this.unlisten?.();
+  }
+
+  private async start(): Promise<void> {
+    // Listen first, then take the starting point: a change committed in between is read, not lost.
+    this.unlisten = await this.db.listen(RUN_EVENTS_CHANNEL, () => this.nudge(), () => this.nudge());
+    const { rows } = await this.db.query<{ at: Date; id: number }>('SELECT updated_at AS at, id FROM runs ORDER BY updated_at DESC, id DESC LIMIT 1');
+    this.cursor = rows[0] ? { at: new Date(rows[0].at), id: Number(rows[0].id) } : { at: new Date(0), id: 0 };
+    this.midBacklog = true; // after the newest row exactly: nothing up to it is news
+    if (this.closed) return;
+    this.timer = setInterval(() => this.read(), this.pollMs);
+    this.timer.unref();
+  }
+
+  private nudge(): void {
+    if (this.nudgeTimer || this.closed) return;
+    this.nudgeTimer = setTimeout(() => {
+      this.nudgeTimer = null;
+      this.read();
+    }, NUDGE_DELAY_MS);
+    this.nudgeTimer.unref();
+  }
+
+  /** One read at a time; a read asked for meanwhile runs right after. Nobody listening: nothing read. */
+  private read(): void {
+    if (this.closed || !this.cursor || this.subscribers.size === 0) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = this.readOnce()
+      .catch((err: unknown) => this.log.warn({ err }, 'run feed: catch-up read failed; retrying at the next tick'))
+      .finally(() => {
+        this.reading = null;
+        if (this.again) {
+          this.again = false;
+          this.read();
+        }
+      });
+  }
+
+  private async readOnce(): Promise<void> {
+    const cursor = this.cursor!;
+    const since = this.midBacklog ? cursor.at : new Date(cursor.at.getTime() - OVERLAP_MS);
+    const events = await runsChangedSince(this.db, since, this.batch, null, this.midBacklog ? cursor.id : 0);
+    for (const e of events) this.deliver(e);
+    const last = events[events.length - 1];
+    if (last && new Date(last.updated_at) >= cursor.at) this.cursor = { at: new Date(last.updated_at), id: last.runId };
+    // A full batch: more is waiting right behind it; read on from exactly there, without looking back.
+    this.midBacklog = events.length === this.batch;
+    if (this.midBacklog) this.again = true;
+    this.prune();
+  }
+
+  private deliver(e: RunFeedEvent): void {
+    const at = Date.parse(e.updated_at);
+    const before = this.sent.get(e.runId);
+    // Already sent (the overlap re-reads it), or only an output report: the status did not change.
+    if (before && (before.at >= at || before.status === e.status)) return;
+    this.sent.set(e.runId, { at, status: e.status });
+    for (const sub of this.subscribers) {
+      if (sub.orgs && !sub.orgs.has(e.orgId)) continue;
+      try {
+        sub.onEvent(e);
+      } catch (err) {
+        this.log.warn({ err }, 'run feed: a subscriber failed');
+      }
+    }
+  }
+
+  private prune(): void {
+    if (!this.cursor) return;
+    const horizon = this.cursor.at.getTime() - 2 * OVERLAP_MS;
+    for (const [runId, s] of this.sent) if (s.at < horizon) this.sent.delete(runId);
+  }
+}

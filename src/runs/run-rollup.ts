@@ -1,0 +1,130 @@
+// The dashboard's rollup (issue 14 "Fast with real data"): closed UTC days' run counts and outputs per agent and
+// status, in run_day_rollup (migration 0010), so a 90-day dashboard reads a few thousand rollup rows instead of a
+// million runs. A run's status still changes after its creation day closes, so the rollup is refreshed by a sweep,
+// never by the write path, and a read stays exact without waiting for it: a closed day with a run changed since the
+// last refresh (runs_updated_idx) is read from the runs table, as are today and partial days at the period's ends.
+import type { Db, Queryable } from '../storage/db.ts';
+import { sqlWhere } from '../storage/sql-where.ts';
+import { aggregateRunsByDay, type RunAggregateFilter, type RunAggregateRow } from './run-aggregates.ts';
+
+const DAY_MS = 86_400_000;
+/**
+ * A write stamps updated_at (its instance's clock) before it commits. A refresh that has seen every change up to
+ * `now` vouches only for changes stamped this much earlier, so a write committing late, or an instance whose clock
+ * runs a little behind, is still caught by the next refresh or read.
+ */
+const FRESH_MARGIN_MS = 60_000;
+/** Serializes refreshes of several instances (pg_advisory_xact_lock). */
+const LOCK_ID = 0x41525301;
+
+export interface RollupState {
+  /** Every UTC day before this one is in the rollup. */
+  closedBefore: Date;
+  /** The rollup is exact for every run whose updated_at is at or before this. */
+  freshThrough: Date;
+}
+
+const dayStart = (at: Date): Date => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
+const nextDayStart = (at: Date): Date => new Date(Math.ceil(at.getTime() / DAY_MS) * DAY_MS);
+const dayText = (at: Date): string => at.toISOString().slice(0, 10);
+
+export async function rollupState(q: Queryable): Promise<RollupState | null> {
+  const { rows } = await q.query<{ closed_before: string; fresh_through: Date }>(
+    "SELECT to_char(closed_before, 'YYYY-MM-DD') AS closed_before, fresh_through FROM run_rollup_state",
+  );
+  const r = rows[0];
+  return r ? { closedBefore: new Date(`${r.closed_before}T00:00:00Z`), freshThrough: new Date(r.fresh_through) } : null;
+}
+
+/**
+ * Brings the rollup up to `now`: the days that closed since the last refresh, and the closed days with a run
+ * changed since then, are recomputed from the runs table. The first refresh builds every closed day.
+ */
+export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }> {
+  const today = dayStart(now);
+  const fresh = new Date(now.getTime() - FRESH_MARGIN_MS);
+  return db.transaction(async (tx) => {
+    await tx.exec('SET LOCAL statement_timeout = 0'); // the first build reads every run once
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
+    const state = await rollupState(tx);
+    let days: Date[];
+    if (!state) {
+      await tx.query('DELETE FROM run_day_rollup');
+      await insertAggregate(tx, null, today);
+      days = [];
+    } else {
+      days = await changedDays(tx, state.freshThrough, null, today);
+      for (let d = state.closedBefore; d < today; d = new Date(d.getTime() + DAY_MS)) days.push(d);
+      days = [...new Map(days.map((d) => [d.getTime(), d])).values()];
+      await tx.query('DELETE FROM run_day_rollup WHERE day = ANY($1::date[])', [days.map(dayText)]);
+      for (const d of days) await insertAggregate(tx, d, new Date(d.getTime() + DAY_MS));
+    }
+    // Days from `today` on were never vouched for; if the clock went back, drop what is no longer closed.
+    await tx.query('DELETE FROM run_day_rollup WHERE day >= $1::date', [dayText(today)]);
+    const freshThrough = state && state.freshThrough > fresh ? state.freshThrough : fresh;
+    await tx.query(
+      `INSERT INTO run_rollup_state (closed_before, fresh_through) VALUES ($1::date, $2)
+       ON CONFLICT (singleton) DO UPDATE SET closed_before = EXCLUDED.closed_before, fresh_through = EXCLUDED.fresh_through`,
+      [dayText(today), freshThrough],
+    );
+    return { days: days.length };
+  });
+}
+
+/** The raw aggregate of the runs created in [from, to) (from null: since the first), written as rollup rows. */
+async function insertAggregate(q: Queryable, from: Date | null, to: Date): Promise<void> {
+  await q.query(
+    `INSERT INTO run_day_rollup (day, agent_id, status, runs, outputs)
+     SELECT (created_at AT TIME ZONE 'UTC')::date, agent_id, status, count(*)::bigint, coalesce(sum(outputs), 0)::bigint
+     FROM runs WHERE ($1::timestamptz IS NULL OR created_at >= $1) AND created_at < $2
+     GROUP BY 1, 2, 3`,
+    [from, to],
+  );
+}
+
+/** The UTC creation days in [from, to) (from null: since the first) of the runs changed after `since` (runs_updated_idx). */
+async function changedDays(q: Queryable, since: Date, from: Date | null, to: Date): Promise<Date[]> {
+  const { rows } = await q.query<{ day: string }>(
+    `SELECT DISTINCT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+     FROM runs WHERE updated_at > $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND created_at < $3`,
+    [since, from, to],
+  );
+  return rows.map((r) => new Date(`${r.day}T00:00:00Z`));
+}
+
+/**
+ * The dashboard's rows for [from, to), exactly as aggregateRunsByDay gives them (same order): the closed whole days
+ * from the rollup, the rest (partial days at either end, today, days changed since the last refresh) from runs.
+ */
+export async function aggregateRunsByDayFast(db: Db, f: RunAggregateFilter): Promise<RunAggregateRow[]> {
+  const state = await rollupState(db);
+  const first = nextDayStart(f.from);
+  const end = state ? new Date(Math.min(dayStart(f.to).getTime(), state.closedBefore.getTime())) : first;
+  if (!state || first >= end) return aggregateRunsByDay(db, f);
+
+  const changed = await changedDays(db, state.freshThrough, first, end);
+  const raw: Array<[Date, Date]> = changed.map((d) => [d, new Date(d.getTime() + DAY_MS)]);
+  if (f.from < first) raw.push([f.from, first]);
+  if (end < f.to) raw.push([end, f.to]);
+  const parts = await Promise.all([
+    rolledUp(db, f, first, end, changed),
+    ...raw.map(([from, to]) => aggregateRunsByDay(db, { ...f, from, to })),
+  ]);
+  return parts.flat().sort((x, y) => x.day.localeCompare(y.day) || Number(x.agent_id) - Number(y.agent_id) || (x.status < y.status ? -1 : x.status > y.status ? 1 : 0));
+}
+
+async function rolledUp(q: Queryable, f: RunAggregateFilter, from: Date, to: Date, except: Date[]): Promise<RunAggregateRow[]> {
+  const params: unknown[] = [];
+  const where = sqlWhere(params, (p) => [
+    `day >= ${p(dayText(from))}::date`,
+    `day < ${p(dayText(to))}::date`,
+    except.length > 0 && `day <> ALL(${p(except.map(dayText))}::date[])`,
+    f.agentId !== undefined && `agent_id = ${p(f.agentId)}`,
+    f.orgIds !== undefined && `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`,
+  ]);
+  const { rows } = await q.query<RunAggregateRow>(
+    `SELECT to_char(day, 'YYYY-MM-DD') AS day, agent_id, status, runs, outputs FROM run_day_rollup ${where}`,
+    params,
+  );
+  return rows;
+}

@@ -1,0 +1,97 @@
+// Issue 14 "Fast with real data": the dashboard's closed days come from run_day_rollup (runs/run-rollup.ts). Its
+// answer must be the raw aggregate's, whatever the period's ends, filters, and changes since the last refresh.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { seedAgent, seedOrg, type SeededAgent } from '../helpers/fixtures.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
+import { dashboard, type DashboardQuery } from '../../src/admin/dashboard.ts';
+import { refreshRollup, rollupState } from '../../src/runs/run-rollup.ts';
+
+const HOUR = 3_600_000;
+const clock = new ManualClock(new Date('2026-05-20T12:00:00Z'));
+let t: TestApp;
+let orgId: string;
+let agents: SeededAgent[];
+const active: number[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ clock });
+  orgId = await seedOrg(t);
+  agents = [await seedAgent(t, { orgId }), await seedAgent(t, { orgId }), await seedAgent(t)];
+  // 40 days of runs, every 7 hours (so days split unevenly), in every status, with outputs.
+  const start = Date.parse('2026-04-10T03:00:00Z');
+  for (let i = 0; start + i * 7 * HOUR < clock.now().getTime(); i++) {
+    const now = new Date(start + i * 7 * HOUR);
+    const agent = agents[i % 3]!;
+    const { id } = await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now });
+    if (i % 5 === 0) active.push(id);
+    else if (i % 5 === 1) await transition(t.db, id, 'terminal', 'failed', now, { error: 'x' }, { via: 'admin' });
+    else if (i % 5 === 2) await transition(t.db, id, 'started', 'running', now, {}, { via: 'admin' });
+    else await transition(t.db, id, 'terminal', 'completed', now, { outputData: {}, outputs: i }, { via: 'admin' });
+  }
+});
+afterAll(() => t.close());
+
+/** The dashboard as the runs table alone answers it (no rollup state: every row is read raw). */
+async function raw(q: DashboardQuery) {
+  const saved = await t.db.query('SELECT * FROM run_rollup_state');
+  await t.db.query('DELETE FROM run_rollup_state');
+  try {
+    return await dashboard(t.ctx, q);
+  } finally {
+    for (const r of saved.rows) await t.db.query('INSERT INTO run_rollup_state (closed_before, fresh_through) VALUES ($1, $2)', [r.closed_before, r.fresh_through]);
+  }
+}
+
+const PERIODS: DashboardQuery[] = [
+  {}, // the last 30 days up to now: a partial first day and today
+  { from: '2026-04-01T00:00:00Z', to: '2026-05-21T00:00:00Z' },
+  { from: '2026-04-15T05:30:00+02:00', to: '2026-05-19T18:45:00Z' },
+  { from: '2026-05-01T00:00:00Z', to: '2026-05-02T00:00:00Z' },
+];
+
+describe('issue 14: the dashboard rollup', () => {
+  it('answers exactly as the raw aggregate, for any period, org and agent filter', async () => {
+    expect(await rollupState(t.db)).toBeNull();
+    await refreshRollup(t.db, clock.now());
+    expect(await rollupState(t.db)).toEqual({ closedBefore: new Date('2026-05-20T00:00:00Z'), freshThrough: new Date('2026-05-20T11:59:00Z') });
+    const rolled = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM run_day_rollup');
+    expect(rolled.rows[0]!.n).toBeGreaterThan(40);
+    for (const p of PERIODS) {
+      for (const filter of [{}, { orgId }, { agentId: agents[1]!.agent.id }]) {
+        const q = { ...p, ...filter };
+        const expected = await raw(q);
+        expect(expected.totals.runs).toBeGreaterThan(0);
+        expect(await dashboard(t.ctx, q)).toEqual(expected);
+      }
+    }
+  });
+
+  it('stays exact when a closed day’s run changes after the refresh, and the next refresh takes the change in', async () => {
+    await refreshRollup(t.db, clock.now());
+    const runId = active[1]!; // created weeks ago, still queued
+    clock.advance(HOUR);
+    await transition(t.db, runId, 'terminal', 'completed', clock.now(), { outputData: {}, outputs: 1000 }, { via: 'admin' });
+    const q = { from: '2026-04-01T00:00:00Z', to: '2026-05-21T00:00:00Z' };
+    const expected = await raw(q);
+    expect(await dashboard(t.ctx, q)).toEqual(expected);
+
+    clock.advance(2 * 60_000); // past the refresh's margin
+    expect(await refreshRollup(t.db, clock.now())).toEqual({ days: 1 });
+    expect(await dashboard(t.ctx, q)).toEqual(expected);
+  });
+
+  it('a new day closes into the rollup at the next refresh', async () => {
+    clock.set(new Date('2026-05-22T00:30:00Z'));
+    const { id } = await insertRun(t.db, { agentId: agents[0]!.agent.id, status: 'queued', source: 'trigger', now: new Date('2026-05-21T23:00:00Z') });
+    expect(id).toBeGreaterThan(0);
+    const q = { from: '2026-05-01T00:00:00Z', to: '2026-05-22T00:00:00Z' };
+    const expected = await raw(q);
+    expect(await dashboard(t.ctx, q)).toEqual(expected);
+    expect(await refreshRollup(t.db, clock.now())).toEqual({ days: 2 }); // 20 and 21 May closed
+    expect((await rollupState(t.db))!.closedBefore).toEqual(new Date('2026-05-22T00:00:00Z'));
+    expect(await dashboard(t.ctx, q)).toEqual(expected);
+  });
+});

@@ -1,0 +1,244 @@
+// Issue 14 "Runs update live": GET /api/admin/runs/events over a real socket (an SSE stream never ends, so inject
+// cannot read it), and the run feed behind it (admin/run-feed.ts).
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { onPostgres } from '../helpers/test-db.ts';
+import { seedAgent, seedOrg, type SeededAgent } from '../helpers/fixtures.ts';
+import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
+import { liveStreamSettings } from '../../src/routes/admin/run-events.ts';
+import { RunFeed, type RunFeedEvent } from '../../src/admin/run-feed.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
+import { transition } from '../../src/runs/run-transitions.ts';
+
+// Fast enough for tests; the module's defaults are 15 s and 2 s.
+liveStreamSettings.heartbeatMs = 150;
+liveStreamSettings.pollMs = 150;
+
+const trigger = new TriggerDevFake();
+let t: TestApp;
+let base: string;
+let agent: SeededAgent;
+
+beforeAll(async () => {
+  await trigger.start();
+  trigger.registerTask('my-target');
+  t = await createTestApp();
+  base = await listen(t);
+  agent = await seedAgent(t, { runtime: { kind: 'task', baseUrl: trigger.url, apiKey: trigger.secretKey } });
+});
+afterAll(async () => {
+  await t.close();
+  await trigger.stop();
+});
+
+async function listen(app: TestApp): Promise<string> {
+  await app.app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`;
+}
+
+/** An open stream: its raw text so far, and its run events, parsed. */
+class Stream {
+  text = '';
+  ended = false;
+  private readonly abort = new AbortController();
+  private waiters: Array<() => void> = [];
+
+  static async open(url: string, headers: Record<string, string> = {}): Promise<Stream> {
+    const s = new Stream();
+    const res = await fetch(url, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers }, signal: s.abort.signal });
+    s.status = res.status;
+    s.headers = res.headers;
+    if (res.status === 200) void s.pump(res.body!);
+    else s.body = await res.text();
+    return s;
+  }
+
+  status = 0;
+  headers = new Headers();
+  body = '';
+
+  get events(): RunFeedEvent[] {
+    return [...this.text.matchAll(/event: run\ndata: (.*)\n\n/g)].map((m) => JSON.parse(m[1]!) as RunFeedEvent);
+  }
+
+  /** Resolves once `check` holds on the stream, or fails after `ms`. */
+  async until(check: (s: Stream) => boolean, ms = 5_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!check(this)) {
+      if (Date.now() > deadline) throw new Error(`stream condition not met in ${ms} ms; got:\n${this.text}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+
+  private async pump(body: ReadableStream<Uint8Array>): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of body) {
+        this.text += decoder.decode(chunk, { stream: true });
+        for (const w of this.waiters.splice(0)) w();
+      }
+    } catch {
+      // aborted by the test
+    }
+    this.ended = true;
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+const live = (s: Stream) => s.text.includes('retry: 2000');
+const hasEvent = (runId: number, status: string) => (s: Stream) => s.events.some((e) => e.runId === runId && e.status === status);
+
+async function triggerRun(app = t.app): Promise<number> {
+  const res = await app.inject({ method: 'POST', url: `/api/agents/${agent.agent.id}/runs/trigger`, headers: agent.ingestAuth, payload: { input: {} } });
+  expect(res.statusCode).toBe(201);
+  return res.json<{ runId: number }>().runId;
+}
+
+const complete = (runId: number, app = t.app) =>
+  app.inject({ method: 'POST', url: `/api/runs/${runId}/callback`, headers: agent.agentAuth, payload: { type: 'output', output: { ok: 1 }, complete: true } });
+
+describe('issue 14: GET /api/admin/runs/events', () => {
+  it('streams an event when a run is triggered and when it completes, with the SSE headers', async () => {
+    const s = await Stream.open(`${base}/api/admin/runs/events`);
+    expect(s.status).toBe(200);
+    expect(s.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(s.headers.get('cache-control')).toBe('no-store');
+    expect(s.headers.get('x-accel-buffering')).toBe('no');
+    await s.until(live);
+
+    const runId = await triggerRun();
+    await s.until(hasEvent(runId, 'queued'));
+    expect((await complete(runId)).statusCode).toBe(200);
+    await s.until(hasEvent(runId, 'completed'));
+
+    const done = s.events.find((e) => e.runId === runId && e.status === 'completed')!;
+    expect(done).toEqual({ runId, agentId: agent.agent.id, orgId: agent.orgId, status: 'completed', updated_at: expect.any(String) });
+    expect(new Date(done.updated_at).toISOString()).toBe(done.updated_at);
+    expect(s.text).toMatch(new RegExp(`id: ${done.updated_at.replace(/\./g, '\\.')}/${runId}\nevent: run`));
+    s.close();
+  });
+
+  it('sends a `: ping` comment as a heartbeat', async () => {
+    const s = await Stream.open(`${base}/api/admin/runs/events`);
+    await s.until((x) => x.text.includes(': ping\n\n'), 2_000);
+    s.close();
+  });
+
+  it('replays the changes after ?since= (a few seconds early), then goes on live', async () => {
+    const before = new Date(Date.now() - 1_000).toISOString();
+    const runId = await triggerRun();
+    const s = await Stream.open(`${base}/api/admin/runs/events?since=${encodeURIComponent(before)}`);
+    await s.until(hasEvent(runId, 'queued'));
+    s.close();
+  });
+
+  it('a malformed ?since= is 400 naming it, before any streaming', async () => {
+    const s = await Stream.open(`${base}/api/admin/runs/events?since=yesterday`);
+    expect(s.status).toBe(400);
+    expect(JSON.parse(s.body)).toMatchObject({ code: 'invalid_body', error: expect.stringContaining('querystring.since') });
+  });
+
+  it('refuses streams over the per-instance cap with 503 service_unavailable', async () => {
+    const cap = liveStreamSettings.maxStreams;
+    const open = await Stream.open(`${base}/api/admin/runs/events`);
+    await open.until(live);
+    liveStreamSettings.maxStreams = 1;
+    try {
+      const refused = await Stream.open(`${base}/api/admin/runs/events`);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(JSON.parse(refused.body)).toMatchObject({ code: 'service_unavailable', requestId: expect.any(String) });
+    } finally {
+      liveStreamSettings.maxStreams = cap;
+      open.close();
+    }
+  });
+
+  it('the admin token is required (401 before streaming)', async () => {
+    const s = await Stream.open(`${base}/api/admin/runs/events`, { authorization: 'Bearer nope' });
+    expect(s.status).toBe(401);
+  });
+
+  it('app close ends open streams and does not hang', async () => {
+    const other = await createTestApp();
+    const url = await listen(other);
+    const s = await Stream.open(`${url}/api/admin/runs/events`);
+    await s.until(live);
+    await other.close();
+    await s.until((x) => x.ended, 2_000);
+  }, 60_000); // a second PGlite app takes a while to start
+});
+
+describe('issue 14: the run feed', () => {
+  it('filters events by organization; null is every organization', async () => {
+    const orgA = await seedOrg(t, 'A');
+    const orgB = await seedOrg(t, 'B');
+    const [a, b] = [await seedAgent(t, { orgId: orgA }), await seedAgent(t, { orgId: orgB })];
+    const feed = new RunFeed(t.db, t.ctx.log, { pollMs: 100 });
+    const got = { a: [] as RunFeedEvent[], b: [] as RunFeedEvent[], all: [] as RunFeedEvent[] };
+    feed.subscribe({ orgIds: [orgA] }, (e) => got.a.push(e));
+    const unsubscribeB = feed.subscribe({ orgIds: [orgB.toUpperCase()] }, (e) => got.b.push(e));
+    feed.subscribe({ orgIds: null }, (e) => got.all.push(e));
+    await feed.ready();
+    try {
+      const now = new Date();
+      const ra = await insertRun(t.db, { agentId: a.agent.id, status: 'queued', source: 'trigger', now });
+      const rb = await insertRun(t.db, { agentId: b.agent.id, status: 'queued', source: 'trigger', now });
+      await waitFor(() => got.all.filter((e) => e.runId === ra.id || e.runId === rb.id).length === 2);
+      expect(got.a.map((e) => e.runId)).toEqual([ra.id]);
+      expect(got.b.map((e) => e.runId)).toEqual([rb.id]);
+
+      // Unsubscribed: nothing more; an output report (same status) is not a status change.
+      unsubscribeB();
+      await transition(t.db, rb.id, 'terminal', 'completed', new Date(), { outputData: {} }, { via: 'admin' });
+      await waitFor(() => got.all.some((e) => e.runId === rb.id && e.status === 'completed'));
+      expect(got.b).toHaveLength(1);
+      expect(feed.size).toBe(2);
+    } finally {
+      await feed.close();
+    }
+  });
+});
+
+describe.skipIf(!onPostgres)('issue 14: live runs across instances (PostgreSQL)', () => {
+  it('a change written by another instance reaches this instance’s stream through NOTIFY', async () => {
+    const poll = liveStreamSettings.pollMs;
+    // No catch-up within the test: only the NOTIFY of the completion can bring it.
+    liveStreamSettings.pollMs = 60_000;
+    const first = await createTestApp();
+    try {
+      const url = await listen(first);
+      const second = await first.another();
+      const a = await seedAgent(first, { runtime: { kind: 'task', baseUrl: trigger.url, apiKey: trigger.secretKey } });
+      const s = await Stream.open(`${url}/api/admin/runs/events`);
+      await s.until(live);
+      const res = await second.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger`, headers: a.ingestAuth, payload: { input: {} } });
+      const runId = res.json<{ runId: number }>().runId;
+      const done = await second.app.inject({ method: 'POST', url: `/api/runs/${runId}/callback`, headers: a.agentAuth, payload: { type: 'output', output: {}, complete: true } });
+      expect(done.statusCode).toBe(200);
+      // The read the NOTIFY starts also brings the run's earlier `queued` (it had no NOTIFY of its own).
+      await s.until(hasEvent(runId, 'completed'), 3_000);
+      expect(s.events.filter((e) => e.runId === runId).map((e) => e.status)).toEqual(['completed']);
+      s.close();
+    } finally {
+      liveStreamSettings.pollMs = poll;
+      await first.close();
+    }
+  });
+});
+
+async function waitFor(check: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

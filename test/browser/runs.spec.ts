@@ -1,0 +1,79 @@
+// Issue 14 "Runs" and "Run detail": create an agent, trigger a run and watch it complete without a reload; replay;
+// cancel.
+import { expect, test } from '@playwright/test';
+import { apiGet, seeded, shot, signIn } from './helpers.ts';
+
+test.beforeEach(async ({ page }) => signIn(page, seeded.orgAdmin.token));
+
+test('an org admin creates an agent, starts a run and watches it complete without a reload', async ({ page }) => {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents' }).click();
+  await shot(page, 'agents');
+  await page.getByRole('link', { name: 'New agent' }).or(page.getByRole('button', { name: 'New agent' })).first().click();
+  const name = `Browser summarizer ${Date.now()}`;
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Organization').selectOption({ label: 'Acme' });
+  await page.getByLabel('Managed by').selectOption('platform');
+  await page.getByLabel('Runtime').selectOption({ label: 'Trigger.dev (local stand-in) (task)' });
+  await page.getByLabel('Target (workflow or task id)').fill('summarize');
+  await page.getByLabel('Poll interval (seconds)').fill('10');
+  await page.getByLabel('Max run duration (seconds)').fill('600');
+  await shot(page, 'agent-new');
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  // The new keys are shown once, then the agent's own page.
+  await expect(page.getByText(/ars_ingest_[A-Za-z0-9_-]{43}/)).toBeVisible();
+  await shot(page, 'agent-created');
+  await page.getByRole('button', { name: 'Open the agent' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: new RegExp(`^${name}`) })).toBeVisible();
+  await shot(page, 'agent-detail');
+
+  let reloads = 0;
+  page.on('load', () => reloads++);
+  await page.getByText('Run now').click();
+  await page.getByLabel('Input (JSON object)', { exact: true }).fill('{"text": "Runs are tracked. Nothing is lost."}');
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page).toHaveURL(/\/runs\/\d+$/);
+  const runId = Number(page.url().split('/').pop());
+  // The stand-in finishes the task at once; the service learns it by polling (10 s) and the page by its live feed.
+  await expect(page.getByText('completed', { exact: true }).first()).toBeVisible({ timeout: 45_000 });
+  expect(reloads).toBe(0);
+  await shot(page, 'run-detail');
+  const run = await apiGet(page, `/api/admin/runs/${runId}`);
+  expect(run).toMatchObject({ status: 'completed', source: 'console' });
+});
+
+test('replay starts the run again, linked both ways', async ({ page }) => {
+  const original = seeded.runs.completed[2]!; // the summarizer's run
+  await page.goto(`/runs/${original}`);
+  await page.getByRole('button', { name: 'Replay' }).click();
+  await expect(page).not.toHaveURL(new RegExp(`/runs/${original}$`));
+  await expect(page.getByRole('link', { name: `Run #${original}` })).toBeVisible();
+  const replay = Number(page.url().split('/').pop());
+  expect((await apiGet(page, `/api/admin/runs/${replay}`)).replay_of).toBe(original);
+});
+
+test('cancel asks first, then ends the run', async ({ page }) => {
+  // A run that waits for review: not terminal, so it can be cancelled.
+  const started = await page.request.post(`/api/agents/${seeded.agents.review.id}/runs/trigger`, {
+    headers: { authorization: `Bearer ${seeded.agents.review.ingestKey}` },
+    data: { input: { subject: 'to be cancelled' } },
+  });
+  expect(started.status()).toBe(201);
+  const { runId } = await started.json();
+  await page.goto(`/runs/${runId}`);
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: 'Confirm cancel' }).click();
+  await expect(page.getByText('cancelled', { exact: true }).first()).toBeVisible();
+  expect((await apiGet(page, `/api/admin/runs/${runId}`)).status).toBe('cancelled');
+});
+
+test('the runs page lists the organization’s runs and pages through them', async ({ page }) => {
+  await page.goto('/runs');
+  await expect(page.getByRole('table')).toBeVisible();
+  await expect(page.getByRole('link', { name: new RegExp(`^#?${seeded.runs.waiting}$`) }).first()).toBeVisible();
+  await shot(page, 'runs');
+  for (const [path, name] of [['/dashboard', 'dashboard'], ['/audit', 'audit']] as const) {
+    await page.goto(path);
+    await expect(page.getByText('Loading…')).toHaveCount(0);
+    await shot(page, name);
+  }
+});

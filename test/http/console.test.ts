@@ -1,0 +1,76 @@
+// Issue 14: the service serves its web console at / (src/routes/console.ts). Runs against a fixture build
+// (ARS_CONSOLE_DIR), so it needs neither a browser nor `npm run console:build`, and against a missing one.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { CONSOLE_CSP } from '../../src/routes/console.ts';
+
+const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/console-dist');
+const PAGES = ['/', '/sign-in', '/runs', '/runs/42', '/review', '/agents', '/agents/7', '/dashboard', '/audit', '/admin', '/admin/orgs', '/zone-apps/7'];
+
+let built: TestApp;
+let missing: TestApp;
+beforeAll(async () => {
+  built = await createTestApp({ config: { consoleDir: FIXTURE } });
+  missing = await createTestApp({ config: { consoleDir: path.join(FIXTURE, 'not-there') } });
+});
+afterAll(async () => {
+  await built?.close();
+  await missing?.close();
+});
+
+describe('issue 14: the console', () => {
+  it.each(PAGES)('%s serves index.html, not cached, under the strict CSP', async (url) => {
+    const res = await built.app.inject({ method: 'GET', url });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('/assets/app-fixture1.js');
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
+    expect(CONSOLE_CSP).toContain("script-src 'self'");
+    expect(CONSOLE_CSP).toContain("frame-ancestors 'none'");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['referrer-policy']).toBe('same-origin');
+  });
+
+  it('hashed assets are immutable for a year; an unknown asset or a path out of the build is not served', async () => {
+    const res = await built.app.inject({ method: 'GET', url: '/assets/app-fixture1.js' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/javascript/);
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect((await built.app.inject({ method: 'GET', url: '/assets/nope.js' })).statusCode).toBe(404);
+    const escape = await built.app.inject({ method: 'GET', url: '/assets/..%2f..%2fpackage.json' });
+    expect(escape.statusCode).toBeGreaterThanOrEqual(400); // refused (400/403/404), whichever layer sees it first
+    expect(escape.statusCode).toBeLessThan(500);
+    expect(escape.body).not.toContain('agent-run-service');
+  });
+
+  it('paths the console does not know stay 404', async () => {
+    for (const url of ['/nope', '/runsx', '/index.html']) {
+      expect((await built.app.inject({ method: 'GET', url })).statusCode, url).toBe(404);
+    }
+  });
+
+  it('not built: pages and assets answer 503 saying how to build it', async () => {
+    for (const url of ['/', '/runs/1', '/assets/app-fixture1.js']) {
+      const res = await missing.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(503);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.body).toContain('npm run console:build');
+      expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
+    }
+  });
+
+  it('the API is unaffected: /api answers JSON, not the console, and the pages are not in the OpenAPI document', async () => {
+    const runs = await built.app.inject({ method: 'GET', url: '/api/admin/runs', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(runs.statusCode).toBe(200);
+    expect(runs.headers['content-type']).toMatch(/^application\/json/);
+    expect(runs.headers['content-security-policy']).toBeUndefined();
+    const unknown = await built.app.inject({ method: 'GET', url: '/api/admin/nope', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers['content-type']).toMatch(/^application\/json/);
+    const doc = (await built.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/api/') && !/^\/(livez|readyz|healthz|metrics|zones)/.test(p))).toEqual([]);
+  });
+});
