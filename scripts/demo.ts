@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     const pages = [];
     for (const page of PAGES) if (await api.answers(page.path)) pages.push(page);
     const facts: BannerFacts = {
-      base: config.publicUrl, adminToken, state, n8nUrl: standIns.n8n.url, triggerUrl: standIns.trigger.url, pages,
+      base: config.publicUrl, adminToken, state, n8nUrl: standIns.n8n.url, triggerUrl: standIns.trigger.url, zoneAppUrl: standIns.zoneApp.url, pages,
       demoDir: shown(folder.dir), envFile: shown(folder.envFile),
     };
     await writeFile(folder.envFile, `${exportLines(facts).join('\n')}\n`, { mode: 0o600 });

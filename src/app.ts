@@ -96,7 +96,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(webhookRoutes, { prefix: '/api/agents/:agentId/runs' }); // token in the path (spec 4.6, 4.7)
   await app.register(runtimeRoutes, { prefix: '/api' });
   await app.register(zoneRoutes, { prefix: '/api/zones/agents/:agentId' });
-  await app.register(zoneProxyRoutes, { prefix: '/zones/:agentId/app' });
+  await app.register(zoneProxyRoutes, { prefix: '/zones/:agentId/app', framed: false });
+  await app.register(zoneProxyRoutes, { prefix: '/zones/:agentId/framed/:pass', framed: true });
   await app.register(alertRoutes, { prefix: '/api' }); // runtime failure alerts, runtime alert secret
   await app.register(docsRoutes); // /openapi.json and /docs, public
   await app.register(consoleRoutes); // the web console's pages and assets, public (the API checks who signs in)

@@ -8,6 +8,7 @@ export interface BannerFacts {
   state: DemoState;
   n8nUrl: string;
   triggerUrl: string;
+  zoneAppUrl: string;
   /** Pages of the service that answered (the console, /docs, /openapi.json), with what each is. */
   pages: Array<{ path: string; what: string }>;
   /** The demo folder and its exports file as the user should read them (relative to where they stand). */
@@ -42,6 +43,7 @@ export function banner(f: BannerFacts): string {
     `  service               ${f.base}   (PGlite data and its log: ${f.demoDir}/)`,
     `  n8n stand-in          ${f.n8nUrl}   workflows enrich-lead (JSON), export-leads (file)`,
     `  Trigger.dev stand-in  ${f.triggerUrl}   tasks summarize, review-draft (waits for a human)`,
+    `  zone app              ${f.zoneAppUrl}   the lead enricher's app: in the console, Agents › Lead enricher › Open zone app`,
     '',
     `Seeded: organization "${orgName}", ${Object.keys(agents).length} agents, runs ${runs.completed.join(', ')} completed,`,
     `run ${runs.waiting} waiting for review, run ${runs.failed} failed.`,

@@ -49,7 +49,7 @@ export async function seed(api: ServiceClient, adminToken: string, standIns: Sta
   // The shortest poll interval (10 s): the demo's runs end through answers and callbacks, polling is the backstop.
   const platform = { managed_by: 'platform', allow_external_triggers: true, poll_interval_s: 10 };
   const agents: DemoAgents = {
-    lead: await agent({ ...platform, name: 'Lead enricher', runtime_id: n8n, target: TARGETS.enrichLead }),
+    lead: await agent({ ...platform, name: 'Lead enricher', runtime_id: n8n, target: TARGETS.enrichLead, zone_app_url: standIns.zoneApp.url }),
     report: await agent({ ...platform, name: 'Lead export', runtime_id: n8n, target: TARGETS.exportLeads, output_kind: 'file_download' }),
     summary: await agent({ ...platform, name: 'Summarizer', runtime_id: trigger, target: TARGETS.summarize }),
     review: await agent({ ...platform, name: 'Reply reviewer', runtime_id: trigger, target: TARGETS.reviewDraft }),

@@ -2,6 +2,7 @@
 // Trigger.dev APIs over HTTP), each loaded with the demo's workflows and tasks. They listen on free loopback ports.
 import { N8nFake } from '../../test/fakes/n8n-fake.ts';
 import { TriggerDevFake, type FakeTriggerRun } from '../../test/fakes/trigger-dev-fake.ts';
+import { startZoneApp, type ZoneApp } from './zone-app.ts';
 
 /** The workflow paths and task ids the demo's agents name as their `target`. */
 export const TARGETS = {
@@ -24,6 +25,8 @@ export interface TaskEnvironment {
 export interface StandIns {
   n8n: N8nFake;
   trigger: TriggerDevFake;
+  /** The lead enricher's zone app (zone_app_url), opened inside the console. */
+  zoneApp: ZoneApp;
   setTaskEnvironment(env: TaskEnvironment): void;
   /** Resolves once the review task of this platform run has reported `waiting` (and the service said 200). */
   pausedForReview(runId: number): Promise<void>;
@@ -57,12 +60,14 @@ export async function startStandIns(): Promise<StandIns> {
   });
 
   await Promise.all([n8n.start(), trigger.start()]);
+  const zoneApp = await startZoneApp(() => env?.serviceUrl ?? 'http://127.0.0.1:0');
   return {
     n8n,
     trigger,
+    zoneApp,
     setTaskEnvironment: (e) => void (env = e),
     pausedForReview: (runId) => paused.get(runId) ?? Promise.reject(new Error(`the review task never saw run ${runId}`)),
-    stop: async () => void (await Promise.all([n8n.stop(), trigger.stop()])),
+    stop: async () => void (await Promise.all([n8n.stop(), trigger.stop(), zoneApp.stop()])),
   };
 }
 

@@ -2,7 +2,7 @@
 // them for lookup and constant-time comparison (256 bits of entropy need no pepper). Secrets we must read back
 // (agent key, webhook token, zone secret, connection and runtime secrets) are sealed with AES-256-GCM under one of
 // several master keys, named by key id, and bound to the table, column and row they are stored in.
-import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type KeyKind = 'ingest' | 'agent' | 'webhook' | 'zone';
 
@@ -146,6 +146,19 @@ export class SecretBox {
     } catch {
       throw new SealedSecretError(`${where(at)} does not open: it was sealed for another row or column, or altered`);
     }
+  }
+
+  /**
+   * A keyed digest (HMAC-SHA256, base64url) with the current master key, for values the service signs and later
+   * checks itself. `purpose` separates uses, so a digest made for one never verifies as another.
+   */
+  sign(purpose: string, message: string): string {
+    return createHmac('sha256', this.current).update(`${purpose}\0${message}`).digest('base64url');
+  }
+
+  /** Whether `signature` is sign(purpose, message), in constant time. */
+  verify(purpose: string, message: string, signature: string): boolean {
+    return constantTimeEqual(this.sign(purpose, message), signature);
   }
 
   sealJson(value: unknown, at: SealedAt): string {

@@ -56,3 +56,14 @@ export async function membershipsOf(q: Queryable, userId: string): Promise<Array
   );
   return rows;
 }
+
+/** A live user session by its id (the console's zone frames name it: zones/zone-frame-pass.ts). */
+export async function findLiveUserSessionById(q: Queryable, id: string, now: Date): Promise<SessionSubject | null> {
+  const { rows } = await q.query<SessionSubject>(
+    `SELECT s.id AS session_id, s.user_id, u.platform_admin, s.expires_at
+     FROM sessions s JOIN users u ON u.id = s.user_id
+     WHERE s.id = $1 AND s.expires_at > $2`,
+    [id, now],
+  );
+  return rows[0] ?? null;
+}

@@ -5,7 +5,6 @@ import type { AppContext } from '../context.ts';
 import { ApiError, errors } from '../errors.ts';
 import { mintZoneToken } from '../lib/jwt.ts';
 import { attributableUser } from '../orgs/attribution.ts';
-import { authenticateUser } from '../orgs/user-auth.ts';
 import { zoneSecretOf } from '../agents/agent-tokens.ts';
 
 /** zones.md / spec 8.5: a zone JWT lives 5 minutes, and a new one is minted on every proxied request. */
@@ -19,9 +18,11 @@ export interface ZoneProxyPass {
   zoneToken: string;
 }
 
-/** 401 without a user, 404 for an unknown agent or one without a zone app, 403 for a non-member. */
-export async function passZoneProxy(ctx: AppContext, agentId: number | null, credential: string | null): Promise<ZoneProxyPass> {
-  const user = await authenticateUser(ctx, credential);
+/**
+ * `user`: who signed in (a personal token, a session, or a console frame's pass). 401 without one, 404 for an
+ * unknown agent or one without a zone app, 403 for a non-member.
+ */
+export async function passZoneProxy(ctx: AppContext, agentId: number | null, user: { id: string } | null): Promise<ZoneProxyPass> {
   if (!user) throw errors.unauthorized('sign in with a personal token (Authorization: Bearer or the ars_session cookie)');
   const agent = agentId === null ? null : await ctx.agents.get(agentId);
   if (!agent || !agent.zone_app_url) throw errors.notFound('zone app');

@@ -81,8 +81,10 @@ describe('npm run demo', () => {
     expect(failed[0]).toMatchObject({ agentId: Number(vars.SYNC_AGENT), error: expect.stringContaining('503') });
   });
 
-  it('the user token signs in: the zone proxy knows its user (404: this agent has no zone app), a wrong token is 401', async () => {
-    expect((await call('GET', `/zones/${vars.LEAD_AGENT}/app/`, vars.USER_TOKEN!)).status).toBe(404);
+  it('the user token signs in: the lead enricher\'s zone app greets its user, a wrong token is 401', async () => {
+    const page = await fetch(`${vars.BASE}/zones/${vars.LEAD_AGENT}/app/`, { headers: { authorization: `Bearer ${vars.USER_TOKEN}` } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/Signed in as user <code>[0-9a-f-]{36}<\/code>/);
     expect((await call('GET', `/zones/${vars.LEAD_AGENT}/app/`, `${vars.USER_TOKEN}x`)).status).toBe(401);
   });
 

@@ -964,39 +964,83 @@ export interface paths {
         };
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).
+         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
          */
         get: operations["zoneAppProxyGet"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).
+         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
          */
         put: operations["zoneAppProxyPut"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).
+         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
          */
         post: operations["zoneAppProxyPost"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).
+         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
          */
         delete: operations["zoneAppProxyDelete"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).
+         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
          */
         options: operations["zoneAppProxyOptions"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).
+         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
          */
         head: operations["zoneAppProxyHead"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF).
+         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
          */
         patch: operations["zoneAppProxyPatch"];
+        trace?: never;
+    };
+    "/zones/{agentId}/framed/{pass}/{*}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent’s zone app in a console frame
+         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         */
+        get: operations["zoneAppProxyFramedGet"];
+        /**
+         * The agent’s zone app in a console frame
+         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         */
+        put: operations["zoneAppProxyFramedPut"];
+        /**
+         * The agent’s zone app in a console frame
+         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         */
+        post: operations["zoneAppProxyFramedPost"];
+        /**
+         * The agent’s zone app in a console frame
+         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         */
+        delete: operations["zoneAppProxyFramedDelete"];
+        /**
+         * The agent’s zone app in a console frame
+         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         */
+        options: operations["zoneAppProxyFramedOptions"];
+        /**
+         * The agent’s zone app in a console frame
+         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         */
+        head: operations["zoneAppProxyFramedHead"];
+        /**
+         * The agent’s zone app in a console frame
+         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         */
+        patch: operations["zoneAppProxyFramedPatch"];
         trace?: never;
     };
 }
@@ -8437,6 +8481,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
+            303: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
@@ -8543,6 +8597,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
+            303: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
@@ -8649,6 +8713,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
+            303: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
@@ -8755,6 +8829,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
+            303: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
@@ -8861,6 +8945,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
+            303: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
@@ -8967,6 +9061,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
+            303: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
@@ -9066,6 +9170,765 @@ export interface operations {
             header?: never;
             path: {
                 agentId: string;
+                /** @description The path under the zone app, forwarded as sent. */
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
+            303: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
+            /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: missing or invalid credential. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: the credential is valid but may not do this. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such resource, or not visible to this credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the body carries no detail. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_timeout`: the zone app did not answer in time. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added. */
+            default: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    zoneAppProxyFramedGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                pass: string;
+                /** @description The path under the zone app, forwarded as sent. */
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: missing or invalid credential. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: the credential is valid but may not do this. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such resource, or not visible to this credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the body carries no detail. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_timeout`: the zone app did not answer in time. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added. */
+            default: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    zoneAppProxyFramedPut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                pass: string;
+                /** @description The path under the zone app, forwarded as sent. */
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: missing or invalid credential. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: the credential is valid but may not do this. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such resource, or not visible to this credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the body carries no detail. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_timeout`: the zone app did not answer in time. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added. */
+            default: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    zoneAppProxyFramedPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                pass: string;
+                /** @description The path under the zone app, forwarded as sent. */
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: missing or invalid credential. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: the credential is valid but may not do this. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such resource, or not visible to this credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the body carries no detail. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_timeout`: the zone app did not answer in time. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added. */
+            default: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    zoneAppProxyFramedDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                pass: string;
+                /** @description The path under the zone app, forwarded as sent. */
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: missing or invalid credential. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: the credential is valid but may not do this. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such resource, or not visible to this credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the body carries no detail. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_timeout`: the zone app did not answer in time. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added. */
+            default: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    zoneAppProxyFramedOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                pass: string;
+                /** @description The path under the zone app, forwarded as sent. */
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: missing or invalid credential. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: the credential is valid but may not do this. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such resource, or not visible to this credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the body carries no detail. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_timeout`: the zone app did not answer in time. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added. */
+            default: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    zoneAppProxyFramedHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                pass: string;
+                /** @description The path under the zone app, forwarded as sent. */
+                "*": string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: missing or invalid credential. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: the credential is valid but may not do this. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such resource, or not visible to this credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the body carries no detail. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_timeout`: the zone app did not answer in time. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added. */
+            default: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    zoneAppProxyFramedPatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
                 "*": string;
             };

@@ -36,6 +36,7 @@ export async function forward(
   reply: FastifyReply,
   target: URL,
   headers: Record<string, string | string[]>,
+  framed: boolean,
 ): Promise<FastifyReply> {
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
   // The user went away: stop the upstream exchange too, in whichever direction it is.
@@ -56,7 +57,7 @@ export async function forward(
     if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name) || isDroppedZoneHeader(name)) continue;
     if (name !== 'content-security-policy') reply.header(name, value);
   }
-  reply.headers(platformZoneHeaders(listed.has('content-security-policy') ? undefined : upstream.headers['content-security-policy']));
+  reply.headers(platformZoneHeaders(listed.has('content-security-policy') ? undefined : upstream.headers['content-security-policy'], framed));
   return reply.send(upstream.body);
 }
 

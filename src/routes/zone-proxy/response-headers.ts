@@ -20,6 +20,8 @@ const PLATFORM_HEADERS: Record<string, string> = {
   'cross-origin-opener-policy': 'same-origin',
   // Other sites cannot embed a zone's answers (script, image) with the visitor's cookie.
   'cross-origin-resource-policy': 'same-origin',
+  // A console frame's address carries its pass (zones/zone-frame-pass.ts): links and fetches never send it on.
+  'referrer-policy': 'no-referrer',
 };
 
 /**
@@ -38,8 +40,17 @@ export function isDroppedZoneHeader(name: string): boolean {
   return DROPPED.has(name) || name.startsWith('access-control-');
 }
 
-/** The headers every zone answer ends with; the app's own CSP (if any) follows ours. */
-export function platformZoneHeaders(appCsp: string | string[] | undefined): Record<string, string | string[]> {
+/**
+ * The headers every zone answer ends with; the app's own CSP (if any) follows ours. `framed`: an answer at a console
+ * frame's address (zones/zone-frame-pass.ts), asked for by the app's own opaque-origin page, which
+ * `cross-origin-resource-policy: same-origin` would refuse; such an address needs the pass in its path, not a
+ * cookie, so another site still cannot embed it as the visitor.
+ */
+export function platformZoneHeaders(appCsp: string | string[] | undefined, framed = false): Record<string, string | string[]> {
   const app = appCsp === undefined ? [] : Array.isArray(appCsp) ? appCsp : [appCsp];
-  return { ...PLATFORM_HEADERS, 'content-security-policy': [ZONE_SANDBOX_CSP, ...app] };
+  return {
+    ...PLATFORM_HEADERS,
+    ...(framed && { 'cross-origin-resource-policy': 'cross-origin' }),
+    'content-security-policy': [ZONE_SANDBOX_CSP, ...app],
+  };
 }
