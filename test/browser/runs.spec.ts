@@ -1,7 +1,7 @@
 // Issue 14 "Runs" and "Run detail": create an agent, trigger a run and watch it complete without a reload; replay;
 // cancel.
 import { expect, test } from '@playwright/test';
-import { apiGet, seeded, shot, signIn } from './helpers.ts';
+import { apiGet, seeded, shot, signIn, signOut } from './helpers.ts';
 
 test.beforeEach(async ({ page }) => signIn(page, seeded.orgAdmin.token));
 
@@ -71,9 +71,20 @@ test('the runs page lists the organization’s runs and pages through them', asy
   await expect(page.getByRole('table')).toBeVisible();
   await expect(page.getByRole('link', { name: new RegExp(`^#?${seeded.runs.waiting}$`) }).first()).toBeVisible();
   await shot(page, 'runs');
-  for (const [path, name] of [['/dashboard', 'dashboard'], ['/audit', 'audit']] as const) {
+  for (const [path, name] of [['/review', 'review'], ['/dashboard', 'dashboard'], ['/audit', 'audit']] as const) {
     await page.goto(path);
     await expect(page.getByText('Loading…')).toHaveCount(0);
     await shot(page, name);
+  }
+});
+
+test('a platform admin’s pages: organizations, users and runtimes', async ({ page }) => {
+  await signOut(page);
+  await signIn(page, seeded.adminToken);
+  for (const [tab, seen] of [['orgs', 'Acme'], ['users', seeded.orgAdmin.email], ['runtimes', 'n8n (local stand-in)']] as const) {
+    await page.goto(`/admin/${tab}`);
+    await expect(page.getByText(seen).first()).toBeVisible();
+    await expect(page.getByText('Loading…')).toHaveCount(0);
+    await shot(page, `admin-${tab}`);
   }
 });
