@@ -82,7 +82,7 @@ export interface CreatedAgent extends AgentView {
   webhook_token?: string;
 }
 
-export async function createAgent(ctx: AppContext, body: CreateAgentBody): Promise<CreatedAgent> {
+export async function createAgent(ctx: AppContext, body: CreateAgentBody, actorUserId: string | null): Promise<CreatedAgent> {
   const orgId = body.org_id.toLowerCase();
   if (!(await findOrg(ctx.db, orgId))) throw errors.notFound('organization');
   const { org_id: _orgId, ...given } = withoutUndefined(body);
@@ -93,7 +93,7 @@ export async function createAgent(ctx: AppContext, body: CreateAgentBody): Promi
     const id = await reserveId(tx, 'agents'); // the secrets are sealed for the row's id
     const secrets = newAgentSecrets(ctx.secrets, id, settings.allow_webhook_triggers);
     const agent = await insertAgent(tx, id, orgId, { ...settings, ...secrets.columns }, now);
-    await appendAudit(tx, { action: 'agent.created', agentId: Number(agent.id), details: { managed_by: agent.managed_by } }, now);
+    await appendAudit(tx, { action: 'agent.created', actorUserId, agentId: Number(agent.id), details: { managed_by: agent.managed_by } }, now);
     return { row: agent, secrets };
   });
   await ctx.agents.changed(Number(row.id));
@@ -112,7 +112,12 @@ export async function getAgent(ctx: AppContext, id: number): Promise<AgentView> 
  * organization and a target), and audits toggles and status changes. Spec 2.1: the first enabling of
  * allow_webhook_triggers creates the webhook token, returned in this answer only.
  */
-export async function updateAgent(ctx: AppContext, id: number, body: UpdateAgentBody): Promise<AgentView & { webhook_token?: string }> {
+export async function updateAgent(
+  ctx: AppContext,
+  id: number,
+  body: UpdateAgentBody,
+  actorUserId: string | null,
+): Promise<AgentView & { webhook_token?: string }> {
   if (body.org_id !== undefined) throw errors.invalid('body.org_id', 'cannot be changed');
   const patch: Partial<AgentSettableColumns> = withoutUndefined(body);
   delete (patch as { org_id?: unknown }).org_id;
@@ -132,7 +137,7 @@ export async function updateAgent(ctx: AppContext, id: number, body: UpdateAgent
       Object.assign(columns, created.columns);
     }
     const updated = (await updateAgentColumns(tx, id, columns, now))!;
-    for (const entry of auditEntries(current, updated, fieldsSet(patch), webhookToken !== null)) await appendAudit(tx, entry, now);
+    for (const entry of auditEntries(current, updated, fieldsSet(patch), webhookToken !== null, actorUserId)) await appendAudit(tx, entry, now);
     return { updated, webhookToken };
   });
   await ctx.agents.changed(id);
@@ -153,16 +158,16 @@ async function checkSettings(q: Queryable, orgId: string, s: AgentSettableColumn
   if (s.zone_app_url !== null) checkHttpUrl('zone_app_url', s.zone_app_url);
 }
 
-function auditEntries(before: AgentRow, after: AgentRow, fields: string[], webhookTokenCreated: boolean): AuditEntry[] {
+function auditEntries(before: AgentRow, after: AgentRow, fields: string[], webhookTokenCreated: boolean, actorUserId: string | null): AuditEntry[] {
   const agentId = Number(after.id);
-  const entries: AuditEntry[] = [{ action: 'agent.updated', agentId, details: { fields } }];
+  const entries: AuditEntry[] = [{ action: 'agent.updated', actorUserId, agentId, details: { fields } }];
   for (const field of TOGGLES) {
-    if (before[field] !== after[field]) entries.push({ action: 'agent.toggle_changed', agentId, details: { field, value: after[field] } });
+    if (before[field] !== after[field]) entries.push({ action: 'agent.toggle_changed', actorUserId, agentId, details: { field, value: after[field] } });
   }
   if (before.status !== after.status) {
-    entries.push({ action: 'agent.status_changed', agentId, details: { field: 'status', value: after.status, previous: before.status } });
+    entries.push({ action: 'agent.status_changed', actorUserId, agentId, details: { field: 'status', value: after.status, previous: before.status } });
   }
-  if (webhookTokenCreated) entries.push({ action: 'agent.webhook_token_created', agentId });
+  if (webhookTokenCreated) entries.push({ action: 'agent.webhook_token_created', actorUserId, agentId });
   return entries;
 }
 

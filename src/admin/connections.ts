@@ -95,7 +95,12 @@ export function connectionView(row: ConnectionRow, secrets: AppContext['secrets'
   return view;
 }
 
-export async function createConnection(ctx: AppContext, agentId: number, body: CreateConnectionBody): Promise<{ id: string; integration_id: string; type: ConnectionType; active: boolean }> {
+export async function createConnection(
+  ctx: AppContext,
+  agentId: number,
+  body: CreateConnectionBody,
+  actorUserId: string | null,
+): Promise<{ id: string; integration_id: string; type: ConnectionType; active: boolean }> {
   checkTypeFields(body.type, body, true);
   const secret = secretFieldsOf(body.type, body, {});
   const tokenExpiresAt = body.expires_at === undefined || body.expires_at === null ? null : parseExpiresAt(body.expires_at);
@@ -119,7 +124,7 @@ export async function createConnection(ctx: AppContext, agentId: number, body: C
     );
     if (c) {
       const details = { connection_id: c.id, integration_id: c.integration_id, type: c.type, active: c.active };
-      await appendAudit(tx, { action: 'connection.created', agentId, details }, now);
+      await appendAudit(tx, { action: 'connection.created', actorUserId, agentId, details }, now);
     }
     return c;
   });
@@ -141,7 +146,7 @@ export async function getConnection(ctx: AppContext, id: string): Promise<Connec
 }
 
 /** Secret fields given replace the stored ones; `extras` replaces the stored object as a whole. */
-export async function updateConnectionSettings(ctx: AppContext, id: string, body: UpdateConnectionBody): Promise<ConnectionView> {
+export async function updateConnectionSettings(ctx: AppContext, id: string, body: UpdateConnectionBody, actorUserId: string | null): Promise<ConnectionView> {
   if (body.integration_id !== undefined) throw errors.invalid('body.integration_id', 'cannot be changed');
   if (body.type !== undefined) throw errors.invalid('body.type', 'cannot be changed');
   if (!isUuid(id)) throw errors.notFound('connection');
@@ -166,7 +171,7 @@ export async function updateConnectionSettings(ctx: AppContext, id: string, body
       }
       const updated = (await updateConnection(tx, id, patch, now))!;
       const details = { connection_id: id, integration_id: current.integration_id, fields: fieldsSet(body), active: updated.active };
-      await appendAudit(tx, { action: 'connection.updated', agentId: Number(current.agent_id), details }, now);
+      await appendAudit(tx, { action: 'connection.updated', actorUserId, agentId: Number(current.agent_id), details }, now);
       return updated;
     });
     await ctx.agents.changed(Number(row.agent_id));
@@ -179,14 +184,14 @@ export async function updateConnectionSettings(ctx: AppContext, id: string, body
 }
 
 /** False when there is no such connection. */
-export async function removeConnection(ctx: AppContext, id: string): Promise<boolean> {
+export async function removeConnection(ctx: AppContext, id: string, actorUserId: string | null): Promise<boolean> {
   if (!isUuid(id)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {
     const row = await deleteConnection(tx, id);
     if (row) {
       const details = { connection_id: row.id, integration_id: row.integration_id, type: row.type };
-      await appendAudit(tx, { action: 'connection.deleted', agentId: Number(row.agent_id), details }, now);
+      await appendAudit(tx, { action: 'connection.deleted', actorUserId, agentId: Number(row.agent_id), details }, now);
     }
     return row;
   });

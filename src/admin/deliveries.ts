@@ -39,7 +39,7 @@ export async function listDeliveries(ctx: AppContext, runId: number): Promise<{ 
 }
 
 /** 404 for an unknown run or a delivery of another run; 409 while an attempt is in flight. */
-export async function redeliver(ctx: AppContext, runId: number, deliveryId: number): Promise<DeliveryView> {
+export async function redeliver(ctx: AppContext, runId: number, deliveryId: number, actorUserId: string | null): Promise<DeliveryView> {
   const run = await findRun(ctx.db, runId);
   if (!run) throw errors.notFound('run');
   const now = ctx.clock.now();
@@ -47,7 +47,7 @@ export async function redeliver(ctx: AppContext, runId: number, deliveryId: numb
     const requeued = await requeueDelivery(tx, runId, deliveryId, now);
     if (requeued) {
       const details = { delivery_id: deliveryId, event: requeued.event, webhook_action_id: requeued.webhook_action_id };
-      await appendAudit(tx, { action: 'delivery.redelivered', agentId: Number(run.agent_id), runId, details }, now);
+      await appendAudit(tx, { action: 'delivery.redelivered', actorUserId, agentId: Number(run.agent_id), runId, details }, now);
     }
     return requeued;
   });

@@ -24,11 +24,11 @@ export function orgView(row: OrgRow): OrgView {
   return { id: row.id, name: row.name, created_at: isoOrNull(row.created_at)! };
 }
 
-export async function createOrg(ctx: AppContext, body: { name: string }): Promise<OrgView> {
+export async function createOrg(ctx: AppContext, body: { name: string }, actorUserId: string | null): Promise<OrgView> {
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const org = await insertOrg(tx, { id: randomUUID(), name: body.name, now });
-    await appendAudit(tx, { action: 'org.created', details: { org_id: org.id } }, now);
+    await appendAudit(tx, { action: 'org.created', actorUserId, details: { org_id: org.id } }, now);
     return org;
   });
   return orgView(row);
@@ -41,14 +41,19 @@ export async function getOrg(ctx: AppContext, orgId: string): Promise<OrgView> {
 }
 
 /** Null when the user already belongs to the organization (409: remove and add again to change the role). */
-export async function addMember(ctx: AppContext, orgId: string, body: { user_id: string; role?: MemberRole }): Promise<MembershipView | null> {
+export async function addMember(
+  ctx: AppContext,
+  orgId: string,
+  body: { user_id: string; role?: MemberRole },
+  actorUserId: string | null,
+): Promise<MembershipView | null> {
   if (!isUuid(orgId) || !(await findOrg(ctx.db, orgId))) throw errors.notFound('organization');
   if (!(await findUser(ctx.db, body.user_id.toLowerCase()))) throw errors.notFound('user');
   const now = ctx.clock.now();
   const role = body.role ?? 'member';
   const row = await ctx.db.transaction(async (tx) => {
     const m = await insertMembershipOnce(tx, { orgId, userId: body.user_id.toLowerCase(), role, now });
-    if (m) await appendAudit(tx, { action: 'org.member_added', details: { org_id: orgId, user_id: m.user_id, role } }, now);
+    if (m) await appendAudit(tx, { action: 'org.member_added', actorUserId, details: { org_id: orgId, user_id: m.user_id, role } }, now);
     return m;
   });
   if (!row) return null;
@@ -56,12 +61,12 @@ export async function addMember(ctx: AppContext, orgId: string, body: { user_id:
 }
 
 /** False when there was no such membership. */
-export async function removeMember(ctx: AppContext, orgId: string, userId: string): Promise<boolean> {
+export async function removeMember(ctx: AppContext, orgId: string, userId: string, actorUserId: string | null): Promise<boolean> {
   if (!isUuid(orgId) || !isUuid(userId)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {
     const gone = await deleteMembership(tx, orgId, userId.toLowerCase());
-    if (gone) await appendAudit(tx, { action: 'org.member_removed', details: { org_id: orgId, user_id: userId.toLowerCase() } }, now);
+    if (gone) await appendAudit(tx, { action: 'org.member_removed', actorUserId, details: { org_id: orgId, user_id: userId.toLowerCase() } }, now);
     return gone;
   });
   return removed;

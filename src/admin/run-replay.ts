@@ -44,16 +44,21 @@ export async function findReplaySource(ctx: AppContext, runId: number): Promise<
 }
 
 /**
- * Starts the replay (created_by null: the admin token is no user) and audits it, also when the runtime refused
- * it (the new run exists, failed). Over the agent's trigger limit nothing is written (OverLimit).
+ * Starts the replay (created_by null: the admin token is no user) and audits it, naming who replayed it, also when
+ * the runtime refused it (the new run exists, failed). Over the agent's trigger limit nothing is written (OverLimit).
  */
-export async function replayRun(ctx: AppContext, source: ReplaySource, guard: RateGuard | null): Promise<ReplayResult | OverLimit> {
+export async function replayRun(
+  ctx: AppContext,
+  source: ReplaySource,
+  guard: RateGuard | null,
+  actorUserId: string | null,
+): Promise<ReplayResult | OverLimit> {
   const replayOf = Number(source.run.id);
   const result = await triggerRun(ctx, source.agent, { input: storedInput(source.run), guard, replayOf }, 'replay');
   if (isOverLimit(result)) return result;
   if (!('ok' in result)) throw new Error('a replay carries no Idempotency-Key'); // KeyTaken cannot happen
   const runId = Number(result.run.id);
-  await appendAudit(ctx.db, { action: 'run.replayed', agentId: source.agent.id, runId, details: { replay_of: replayOf } }, ctx.clock.now());
+  await appendAudit(ctx.db, { action: 'run.replayed', actorUserId, agentId: source.agent.id, runId, details: { replay_of: replayOf } }, ctx.clock.now());
   if (!result.ok) return { ok: false, runId, reason: result.reason };
   const row = await findRun(ctx.db, runId);
   if (!row) throw new Error(`replay run ${runId} vanished`);

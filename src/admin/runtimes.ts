@@ -54,7 +54,7 @@ function sealed(ctx: AppContext, id: number, column: 'api_key_enc' | 'alert_secr
   return value ? ctx.secrets.seal(value, sealedAt('runtimes', column, id)) : null;
 }
 
-export async function createRuntime(ctx: AppContext, body: CreateRuntimeBody): Promise<RuntimeView> {
+export async function createRuntime(ctx: AppContext, body: CreateRuntimeBody, actorUserId: string | null): Promise<RuntimeView> {
   checkHttpUrl('base_url', body.base_url);
   if (!(await findOrg(ctx.db, body.org_id.toLowerCase()))) throw errors.notFound('organization');
   const now = ctx.clock.now();
@@ -73,7 +73,7 @@ export async function createRuntime(ctx: AppContext, body: CreateRuntimeBody): P
       },
       now,
     );
-    await appendAudit(tx, { action: 'runtime.created', details: { runtime_id: Number(rt.id), kind: rt.kind } }, now);
+    await appendAudit(tx, { action: 'runtime.created', actorUserId, details: { runtime_id: Number(rt.id), kind: rt.kind } }, now);
     return rt;
   });
   return runtimeView(row);
@@ -86,7 +86,12 @@ export async function getRuntime(ctx: AppContext, id: number): Promise<RuntimeVi
 }
 
 /** Null when there is no such runtime. */
-export async function updateRuntimeSettings(ctx: AppContext, id: number, body: UpdateRuntimeBody): Promise<RuntimeView | null> {
+export async function updateRuntimeSettings(
+  ctx: AppContext,
+  id: number,
+  body: UpdateRuntimeBody,
+  actorUserId: string | null,
+): Promise<RuntimeView | null> {
   if (body.kind !== undefined) throw errors.invalid('body.kind', 'cannot be changed');
   if (body.org_id !== undefined) throw errors.invalid('body.org_id', 'cannot be changed');
   if (body.base_url !== undefined) checkHttpUrl('base_url', body.base_url);
@@ -97,7 +102,7 @@ export async function updateRuntimeSettings(ctx: AppContext, id: number, body: U
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const rt = await updateRuntime(tx, id, patch, now);
-    if (rt) await appendAudit(tx, { action: 'runtime.updated', details: { runtime_id: id, fields: fieldsSet(body) } }, now);
+    if (rt) await appendAudit(tx, { action: 'runtime.updated', actorUserId, details: { runtime_id: id, fields: fieldsSet(body) } }, now);
     return rt;
   });
   if (!row) return null;

@@ -23,7 +23,11 @@ export function userView(row: UserRow): UserView {
 }
 
 /** Null when the email is taken (409), compared case-insensitively. The email is kept as written. */
-export async function createUser(ctx: AppContext, body: { email: string; name?: string | null; platform_admin?: boolean }): Promise<UserView | null> {
+export async function createUser(
+  ctx: AppContext,
+  body: { email: string; name?: string | null; platform_admin?: boolean },
+  actorUserId: string | null,
+): Promise<UserView | null> {
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const user = await insertUserOnce(tx, {
@@ -33,7 +37,7 @@ export async function createUser(ctx: AppContext, body: { email: string; name?: 
       platformAdmin: body.platform_admin ?? false,
       now,
     });
-    if (user) await appendAudit(tx, { action: 'user.created', details: { user_id: user.id, platform_admin: user.platform_admin } }, now);
+    if (user) await appendAudit(tx, { action: 'user.created', actorUserId, details: { user_id: user.id, platform_admin: user.platform_admin } }, now);
     return user;
   });
   return row ? userView(row) : null;
@@ -45,26 +49,31 @@ export async function getUser(ctx: AppContext, userId: string): Promise<UserView
   return userView(user);
 }
 
-export async function createUserToken(ctx: AppContext, userId: string, body: { name?: string | null }): Promise<{ id: string; token: string }> {
+export async function createUserToken(
+  ctx: AppContext,
+  userId: string,
+  body: { name?: string | null },
+  actorUserId: string | null,
+): Promise<{ id: string; token: string }> {
   const user = isUuid(userId) ? await findUser(ctx.db, userId.toLowerCase()) : null;
   if (!user) throw errors.notFound('user');
   const token = USER_TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
   const row = await ctx.db.transaction(async (tx) => {
     const t = await insertUserToken(tx, { id: randomUUID(), userId: user.id, name: body.name ?? null, tokenDigest: digest(token), now });
-    await appendAudit(tx, { action: 'user.token_created', details: { user_id: user.id, token_id: t.id } }, now);
+    await appendAudit(tx, { action: 'user.token_created', actorUserId, details: { user_id: user.id, token_id: t.id } }, now);
     return t;
   });
   return { id: row.id, token };
 }
 
 /** False when the user has no such token. */
-export async function revokeUserToken(ctx: AppContext, userId: string, tokenId: string): Promise<boolean> {
+export async function revokeUserToken(ctx: AppContext, userId: string, tokenId: string, actorUserId: string | null): Promise<boolean> {
   if (!isUuid(userId) || !isUuid(tokenId)) return false;
   const now = ctx.clock.now();
   const revoked = await ctx.db.transaction(async (tx) => {
     const gone = await deleteUserToken(tx, userId.toLowerCase(), tokenId.toLowerCase());
-    if (gone) await appendAudit(tx, { action: 'user.token_revoked', details: { user_id: userId.toLowerCase(), token_id: tokenId.toLowerCase() } }, now);
+    if (gone) await appendAudit(tx, { action: 'user.token_revoked', actorUserId, details: { user_id: userId.toLowerCase(), token_id: tokenId.toLowerCase() } }, now);
     return gone;
   });
   return revoked;

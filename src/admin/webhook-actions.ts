@@ -46,6 +46,7 @@ export async function createWebhookAction(
   ctx: AppContext,
   agentId: number,
   body: { on_state: WebhookOnState; url: string },
+  actorUserId: string | null,
 ): Promise<{ id: string; on_state: WebhookOnState; url: string; signing_secret: string }> {
   checkHttpUrl('url', body.url);
   if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
@@ -56,7 +57,7 @@ export async function createWebhookAction(
   const row = await ctx.db.transaction(async (tx) => {
     const action = await insertWebhookAction(tx, { id, agentId, onState: body.on_state, url: body.url, signingSecretEnc }, now);
     // The URL stays out of the audit log: some receivers put their own secret in it.
-    await appendAudit(tx, { action: 'webhook_action.created', agentId, details: { webhook_action_id: action.id, on_state: action.on_state } }, now);
+    await appendAudit(tx, { action: 'webhook_action.created', actorUserId, agentId, details: { webhook_action_id: action.id, on_state: action.on_state } }, now);
     return action;
   });
   return { id: row.id, on_state: row.on_state, url: row.url, signing_secret: signingSecret };
@@ -68,14 +69,14 @@ export async function listWebhookActions(ctx: AppContext, agentId: number): Prom
 }
 
 /** False when there is no such webhook action. */
-export async function removeWebhookAction(ctx: AppContext, id: string): Promise<boolean> {
+export async function removeWebhookAction(ctx: AppContext, id: string, actorUserId: string | null): Promise<boolean> {
   if (!isUuid(id)) return false;
   const now = ctx.clock.now();
   const removed = await ctx.db.transaction(async (tx) => {
     const row = await deleteWebhookAction(tx, id);
     if (row) {
       const details = { webhook_action_id: row.id, on_state: row.on_state };
-      await appendAudit(tx, { action: 'webhook_action.deleted', agentId: Number(row.agent_id), details }, now);
+      await appendAudit(tx, { action: 'webhook_action.deleted', actorUserId, agentId: Number(row.agent_id), details }, now);
     }
     return row;
   });

@@ -22,7 +22,7 @@ export default async function agentKeyRoutes(base: FastifyInstance): Promise<voi
     errors: ['invalid_body', 'not_found'] as const,
   };
   app.post('/agents/:id/keys/:kind/rotate', { schema: adminRotateAgentKey }, async (req) => {
-    const rotated = await rotateAgentKey(app.ctx, numericId(req.params.id, 'agent'), req.params.kind);
+    const rotated = await rotateAgentKey(app.ctx, numericId(req.params.id, 'agent'), req.params.kind, req.principal!.userId);
     if (!rotated) throw errors.notFound('agent');
     return rotated;
   });
@@ -37,6 +37,6 @@ export default async function agentKeyRoutes(base: FastifyInstance): Promise<voi
   app.get('/agents/:id/webhook-token', { schema: adminRevealWebhookToken }, async (req, reply) => {
     // A revealed secret must not linger in a shared cache.
     reply.header('cache-control', 'no-store');
-    return revealWebhookToken(app.ctx, numericId(req.params.id, 'agent'));
+    return revealWebhookToken(app.ctx, numericId(req.params.id, 'agent'), req.principal!.userId);
   });
 }

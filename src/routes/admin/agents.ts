@@ -57,7 +57,7 @@ export default async function agentAdminRoutes(base: FastifyInstance): Promise<v
     errors: ['not_found'] as const,
   };
   app.post('/agents', { schema: adminCreateAgent }, async (req, reply) => {
-    return reply.code(201).send(await createAgent(app.ctx, req.body));
+    return reply.code(201).send(await createAgent(app.ctx, req.body, req.principal!.userId));
   });
 
   const adminGetAgent = {
@@ -78,6 +78,6 @@ export default async function agentAdminRoutes(base: FastifyInstance): Promise<v
     errors: ['not_found'] as const,
   };
   app.patch('/agents/:id', { schema: adminUpdateAgent }, async (req) => {
-    return updateAgent(app.ctx, numericId(req.params.id, 'agent'), req.body);
+    return updateAgent(app.ctx, numericId(req.params.id, 'agent'), req.body, req.principal!.userId);
   });
 }

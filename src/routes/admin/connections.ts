@@ -59,7 +59,7 @@ export default async function connectionRoutes(base: FastifyInstance): Promise<v
     errors: ['not_found', 'conflict'] as const,
   };
   app.post('/agents/:id/connections', { schema: adminCreateConnection }, async (req, reply) => {
-    return reply.code(201).send(await createConnection(app.ctx, numericId(req.params.id, 'agent'), req.body));
+    return reply.code(201).send(await createConnection(app.ctx, numericId(req.params.id, 'agent'), req.body, req.principal!.userId));
   });
 
   const adminListConnections = {
@@ -89,7 +89,7 @@ export default async function connectionRoutes(base: FastifyInstance): Promise<v
     errors: ['not_found', 'conflict'] as const,
   };
   app.patch('/connections/:id', { schema: adminUpdateConnection }, async (req) => {
-    return updateConnectionSettings(app.ctx, req.params.id, req.body);
+    return updateConnectionSettings(app.ctx, req.params.id, req.body, req.principal!.userId);
   });
 
   const adminDeleteConnection = {
@@ -100,7 +100,7 @@ export default async function connectionRoutes(base: FastifyInstance): Promise<v
     errors: ['not_found'] as const,
   };
   app.delete('/connections/:id', { schema: adminDeleteConnection }, async (req, reply) => {
-    if (!(await removeConnection(app.ctx, req.params.id))) throw errors.notFound('connection');
+    if (!(await removeConnection(app.ctx, req.params.id, req.principal!.userId))) throw errors.notFound('connection');
     return reply.code(204).send();
   });
 }

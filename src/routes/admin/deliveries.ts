@@ -32,7 +32,7 @@ export default async function deliveryRoutes(base: FastifyInstance): Promise<voi
 
   const queued = { 202: Delivery };
   app.post('/runs/:runId/deliveries/:deliveryId/redeliver', { schema: { operationId: 'adminRedeliver', summary: 'Send a delivery again (same webhook-id)', params: DeliveryParams, response: queued, errors: ['not_found', 'conflict'] } }, async (req, reply) => {
-    const delivery = await redeliver(app.ctx, numericId(req.params.runId, 'run'), numericId(req.params.deliveryId, 'delivery'));
+    const delivery = await redeliver(app.ctx, numericId(req.params.runId, 'run'), numericId(req.params.deliveryId, 'delivery'), req.principal!.userId);
     return reply.code(202).send(delivery);
   });
 }

@@ -22,7 +22,7 @@ export default async function orgRoutes(base: FastifyInstance): Promise<void> {
     response: { 201: ref(Org) },
   };
   app.post('/orgs', { schema: adminCreateOrg }, async (req, reply) => {
-    return reply.code(201).send(await createOrg(app.ctx, req.body));
+    return reply.code(201).send(await createOrg(app.ctx, req.body, req.principal!.userId));
   });
 
   const adminGetOrg = {
@@ -43,7 +43,7 @@ export default async function orgRoutes(base: FastifyInstance): Promise<void> {
     errors: ['not_found', 'conflict'] as const,
   };
   app.post('/orgs/:id/members', { schema: adminAddMember }, async (req, reply) => {
-    const member = await addMember(app.ctx, req.params.id, req.body);
+    const member = await addMember(app.ctx, req.params.id, req.body, req.principal!.userId);
     if (!member) throw errors.conflict('the user is already a member of this organization');
     return reply.code(201).send(member);
   });
@@ -56,7 +56,7 @@ export default async function orgRoutes(base: FastifyInstance): Promise<void> {
     errors: ['not_found'] as const,
   };
   app.delete('/orgs/:orgId/members/:userId', { schema: adminRemoveMember }, async (req, reply) => {
-    if (!(await removeMember(app.ctx, req.params.orgId, req.params.userId))) throw errors.notFound('membership');
+    if (!(await removeMember(app.ctx, req.params.orgId, req.params.userId, req.principal!.userId))) throw errors.notFound('membership');
     return reply.code(204).send();
   });
 }

@@ -23,7 +23,7 @@ export default async function runControlRoutes(base: FastifyInstance): Promise<v
   };
   app.post('/runs/:runId/cancel', { schema: adminCancelRun }, async (req) => {
     const runId = numericId(req.params.runId, 'run');
-    const result = await cancelRun(app.ctx, runId, { via: 'admin' });
+    const result = await cancelRun(app.ctx, runId, { via: 'admin', actorUserId: req.principal!.userId });
     if (result.kind === 'not_found') throw errors.notFound('run');
     if (result.kind === 'already_terminal') throw new ApiError('conflict', `run ${runId} is already ${result.run.status}`, { runId });
     return toAdminRunView(result.run);

@@ -22,7 +22,7 @@ export default async function runReplayRoutes(base: FastifyInstance): Promise<vo
     const source = await findReplaySource(app.ctx, numericId(req.params.runId, 'run'));
     const limit = { limit: LIMITS.trigger, inWrite: true };
     if (await limitRequest(app, req, reply, agentBucket('trigger', source.agent.id), limit)) return reply;
-    const result = await replayRun(app.ctx, source, req.rateGuard);
+    const result = await replayRun(app.ctx, source, req.rateGuard, req.principal!.userId);
     if (isOverLimit(result)) throw overLimit(result);
     if (!result.ok) throw errors.runtimeFailed(result.runId, result.reason);
     return reply.code(201).send(result.run);

@@ -47,7 +47,7 @@ export default async function runtimeAdminRoutes(base: FastifyInstance): Promise
     errors: ['not_found'] as const,
   };
   app.post('/runtimes', { schema: adminCreateRuntime }, async (req, reply) => {
-    return reply.code(201).send(await createRuntime(app.ctx, req.body));
+    return reply.code(201).send(await createRuntime(app.ctx, req.body, req.principal!.userId));
   });
 
   const adminGetRuntime = {
@@ -68,7 +68,7 @@ export default async function runtimeAdminRoutes(base: FastifyInstance): Promise
     errors: ['not_found'] as const,
   };
   app.patch('/runtimes/:id', { schema: adminUpdateRuntime }, async (req) => {
-    const runtime = await updateRuntimeSettings(app.ctx, numericId(req.params.id, 'runtime'), req.body);
+    const runtime = await updateRuntimeSettings(app.ctx, numericId(req.params.id, 'runtime'), req.body, req.principal!.userId);
     if (!runtime) throw errors.notFound('runtime');
     return runtime;
   });

@@ -30,7 +30,7 @@ export default async function userRoutes(base: FastifyInstance): Promise<void> {
     errors: ['conflict'] as const,
   };
   app.post('/users', { schema: adminCreateUser }, async (req, reply) => {
-    const user = await createUser(app.ctx, req.body);
+    const user = await createUser(app.ctx, req.body, req.principal!.userId);
     if (!user) throw errors.conflict('a user with this email already exists');
     return reply.code(201).send(user);
   });
@@ -53,7 +53,7 @@ export default async function userRoutes(base: FastifyInstance): Promise<void> {
     errors: ['not_found'] as const,
   };
   app.post('/users/:id/tokens', { schema: adminCreateUserToken }, async (req, reply) => {
-    return reply.code(201).send(await createUserToken(app.ctx, req.params.id, req.body));
+    return reply.code(201).send(await createUserToken(app.ctx, req.params.id, req.body, req.principal!.userId));
   });
 
   const adminRevokeUserToken = {
@@ -64,7 +64,7 @@ export default async function userRoutes(base: FastifyInstance): Promise<void> {
     errors: ['not_found'] as const,
   };
   app.delete('/users/:id/tokens/:tokenId', { schema: adminRevokeUserToken }, async (req, reply) => {
-    if (!(await revokeUserToken(app.ctx, req.params.id, req.params.tokenId))) throw errors.notFound('token');
+    if (!(await revokeUserToken(app.ctx, req.params.id, req.params.tokenId, req.principal!.userId))) throw errors.notFound('token');
     return reply.code(204).send();
   });
 }

@@ -26,7 +26,7 @@ export default async function webhookActionRoutes(base: FastifyInstance): Promis
     errors: ['not_found'] as const,
   };
   app.post('/agents/:id/webhook-actions', { schema: adminCreateWebhookAction }, async (req, reply) => {
-    return reply.code(201).send(await createWebhookAction(app.ctx, numericId(req.params.id, 'agent'), req.body));
+    return reply.code(201).send(await createWebhookAction(app.ctx, numericId(req.params.id, 'agent'), req.body, req.principal!.userId));
   });
 
   const adminListWebhookActions = {
@@ -48,7 +48,7 @@ export default async function webhookActionRoutes(base: FastifyInstance): Promis
     errors: ['not_found'] as const,
   };
   app.delete('/webhook-actions/:id', { schema: adminDeleteWebhookAction }, async (req, reply) => {
-    if (!(await removeWebhookAction(app.ctx, req.params.id))) throw errors.notFound('webhook action');
+    if (!(await removeWebhookAction(app.ctx, req.params.id, req.principal!.userId))) throw errors.notFound('webhook action');
     return reply.code(204).send();
   });
 }
