@@ -238,6 +238,10 @@ const ROWS: Row[] = [
     return [
       { method: m, route: '/zones/:agentId/app', pass: 200, request: (x: Ids) => ({ url: `/zones/${x.agent}/app` }), scopes: TENANT, ...rules },
       { method: m, route: '/zones/:agentId/app/*', pass: 200, request: (x: Ids) => ({ url: `/zones/${x.agent}/app/page?q=1` }), scopes: TENANT, ...rules },
+      // Issue 14 console frames: only a pass made for this agent and a live session signs in (zone-frames.test.ts
+      // shows one passing); no credential of the table does, wherever it is sent.
+      { method: m, route: '/zones/:agentId/framed/:pass', pass: 200, request: (x: Ids) => ({ url: `/zones/${x.agent}/framed/${UNKNOWN_UUID}.${'A'.repeat(43)}` }), scopes: TENANT, allow: {} },
+      { method: m, route: '/zones/:agentId/framed/:pass/*', pass: 200, request: (x: Ids) => ({ url: `/zones/${x.agent}/framed/${UNKNOWN_UUID}.${'A'.repeat(43)}/page` }), scopes: TENANT, allow: {} },
     ];
   }),
 ];
