@@ -1,7 +1,8 @@
-// The typed API client: every path, body and answer comes from schema.ts, generated from docs/openapi.json
-// (`npm run console:types`). Same origin, so the session cookie rides along and no CORS is involved.
+// The typed API client: every path, body and answer comes from the types the SDK generates from docs/openapi.json
+// (`npm run sdk:types`; one generated copy for both). Same origin, so the session cookie rides along and no CORS
+// is involved.
 import createClient from 'openapi-fetch';
-import type { components, paths } from './schema.ts';
+import type { components, paths } from '../../../packages/sdk/src/generated/openapi.ts';
 
 export const api = createClient<paths>({
   baseUrl: '',
