@@ -11,7 +11,12 @@ import { DOWNLOAD_PATH, ECHO_PATH, TASK, type FakeUrls } from './types.ts';
 
 const trigger = new TriggerDevFake();
 const n8n = new N8nFake();
-/** Platform run id (the trigger's idempotency key) → Trigger.dev run id. */
+/**
+ * Platform run id → Trigger.dev run id. Keyed on the payload's `runId`, the id the task itself calls back with,
+ * not on the trigger's idempotency key: that is `{deploymentId}:{runId}` since recovery (9ee40a8), and a map keyed
+ * on it found no run, so completeTask completed nothing and every held wait waited for a return value that never
+ * came (callback-to-wake: hundreds of held calls answered 202 at their window's end).
+ */
 const byPlatformRun = new Map<string, string>();
 let pruneTimer: NodeJS.Timeout | null = null;
 let triggers = 0;
@@ -30,7 +35,8 @@ serveParent({
     await n8n.start();
     trigger.registerTask(TASK, (run) => {
       triggers++;
-      if (run.idempotencyKey) byPlatformRun.set(run.idempotencyKey, run.id);
+      const platformRunId = (run.payload as { runId?: unknown } | undefined)?.runId;
+      if (typeof platformRunId === 'number') byPlatformRun.set(String(platformRunId), run.id);
     });
     // An n8n workflow whose Respond node answers at once, as the trigger-and-wait latency figure asks.
     n8n.registerWorkflow(ECHO_PATH, { json: { ok: true, outputs: 1 }, executionIdHeader: true });

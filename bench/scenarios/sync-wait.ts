@@ -92,7 +92,10 @@ async function serviceWake(h: Harness, holdAt: Instance, wakeAt: Instance): Prom
   };
   // The task returns before (or as) it reports completion, so its return value is final in Trigger.dev first.
   h.prepare = async (key) => {
-    await h.call(h.fakes, 'completeTask', { platformRunId: Number(key), output: FINAL_OUTPUT });
+    // A run the fake cannot find would never return, and its wait would only end at its window: say so, loudly.
+    if (!(await h.call<boolean>(h.fakes, 'completeTask', { platformRunId: Number(key), output: FINAL_OUTPUT }))) {
+      throw new Error(`callback-to-wake: the Trigger.dev fake has no run for platform run ${key}`);
+    }
   };
   const body = JSON.stringify({ input: { bench: true }, timeoutMs: 120_000 });
   const holds: ReqSpec[] = agents.map((a) => ({ method: 'POST', path: `/api/agents/${a.id}/runs/trigger-and-wait`, headers: json(a.ingestKey), body }));
