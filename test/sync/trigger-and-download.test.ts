@@ -123,7 +123,9 @@ describe('spec 4.3 trigger-and-download: streaming', () => {
       clearInterval(sampler);
     }
     // Everything (fake runtime, service and client) is this one process: a buffered file would add >= 256 MiB.
-    expect(rssMax - rssBefore).toBeLessThan(96 * 1024 * 1024);
+    // Below that, the bound only has to hold the stream's buffers and a collector that runs late: Node 24 on a
+    // loaded CI machine grew 125 MiB here (gc() is not exposed), Node 20 well under 96.
+    expect(rssMax - rssBefore).toBeLessThan(192 * 1024 * 1024);
   }, 120_000);
 
   it('spec 4.3: a client that aborts mid-stream fails the run with a clear reason and aborts the runtime call', async () => {
