@@ -463,6 +463,12 @@ async function consoleFigures(r: Report, s: Side): Promise<void> {
     () => aggregateRunsByDay(db, { from: new Date(now - 30 * DAY_MS), to: new Date(now) }), 5);
   await figure(r, 'dashboard: 90 days (baseline: raw aggregate)', () => get(`/api/admin/dashboard?from=${iso(now - 90 * DAY_MS)}&to=${iso(now)}`),
     () => aggregateRunsByDay(db, { from: new Date(now - 90 * DAY_MS), to: new Date(now) }), 5);
+  // What the dashboard answers grows with agents × days (one outputs_by_agent entry per agent and day).
+  for (const days of [30, 90]) {
+    const res = await app.inject({ method: 'GET', url: `/api/admin/dashboard?from=${iso(now - days * DAY_MS)}&to=${iso(now)}`, headers });
+    const body = res.json<{ runs_by_status: unknown[]; outputs_by_agent: unknown[] }>();
+    r.note(`${LABEL} runs — dashboard, ${days} days: ${body.outputs_by_agent.length.toLocaleString('en-US')} outputs_by_agent entries, ${body.runs_by_status.length.toLocaleString('en-US')} runs_by_status entries, ${(res.rawPayload.length / 1024 / 1024).toFixed(1)} MiB of JSON`);
+  }
 }
 
 /** p50/p95 of the route and of its baseline, alternating so drift hits both alike; PASS when the route's p95 < 100 ms. */
