@@ -525,12 +525,12 @@ async function sizes(r: Report, db: Db): Promise<void> {
   const { rows: tables } = await db.query<{ name: string; total: string; heap: string; toast: string; indexes: string; rows: string }>(
     `SELECT c.relname AS name, pg_size_pretty(pg_total_relation_size(c.oid)) AS total, pg_size_pretty(pg_relation_size(c.oid)) AS heap,
             pg_size_pretty(coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)) AS toast, pg_size_pretty(pg_indexes_size(c.oid)) AS indexes,
-            to_char(c.reltuples::bigint, 'FM999,999,999,999') AS rows
+            CASE WHEN c.reltuples < 0 THEN 'unanalyzed' ELSE '~' || to_char(c.reltuples::bigint, 'FM999,999,999,999') END AS rows
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = 'public' AND c.relkind = 'r' AND pg_total_relation_size(c.oid) > 1024 * 1024
      ORDER BY pg_total_relation_size(c.oid) DESC`,
   );
-  for (const t of tables) r.note(`${LABEL} runs — table ${t.name}: ${t.total} in all (heap ${t.heap}, TOAST ${t.toast}, indexes ${t.indexes}), ~${t.rows} rows`);
+  for (const t of tables) r.note(`${LABEL} runs — table ${t.name}: ${t.total} in all (heap ${t.heap}, TOAST ${t.toast}, indexes ${t.indexes}), ${t.rows} rows`);
   const { rows: idx } = await db.query<{ name: string; size: string }>(
     `SELECT indexrelid::regclass::text AS name, pg_size_pretty(pg_relation_size(indexrelid)) AS size
      FROM pg_index WHERE indrelid = 'runs'::regclass ORDER BY pg_relation_size(indexrelid) DESC`,
