@@ -83,7 +83,7 @@ export async function scale(h: Harness, r: Report): Promise<void> {
     for (const [side, db] of [['scale', scaleDb], ['empty', emptyDb]] as const) {
       await migrate(db);
       await seedAgentsSql(db);
-      if (side === 'scale') r.note(`${name}: ${await seedRuns(db)}`);
+      if (side === 'scale') r.note(`${name}: ${await seedRuns(db, scaleUrl)}`);
       sides.push(await openSide(side, db, h));
     }
     const [big, empty] = sides as [Side, Side];
@@ -155,7 +155,7 @@ async function seedAgentsSql(db: Db): Promise<void> {
  * Agents by a skewed draw (the busiest of 2,000 has ~2% of all runs); 88% completed (output_data ~1 KB), 8% failed
  * (an error ~300 B), 4% cancelled; in the seed's last hour 30% still queued, running or waiting. Inputs ~300 B.
  */
-async function seedRuns(db: Db): Promise<string> {
+async function seedRuns(db: Db, url: string): Promise<string> {
   await db.exec(`CREATE TABLE IF NOT EXISTS bench_scale_seed (batch int PRIMARY KEY, rows bigint NOT NULL, anchor timestamptz NOT NULL, done_at timestamptz NOT NULL DEFAULT now())`);
   const batches = Math.ceil(SCALE_RUNS / SCALE.batch);
   const { rows: all } = await db.query<{ batch: number; anchor: Date }>('SELECT batch, anchor FROM bench_scale_seed ORDER BY batch');
@@ -217,7 +217,15 @@ async function seedRuns(db: Db): Promise<string> {
     console.log(`  · seeding ${DB_NAME}: batch ${b + 1}/${batches} (${(to - from + 1).toLocaleString('en-US')} runs) in ${ms(performance.now() - tb, 0)}`);
   }
   // As autovacuum would after a while: statistics, and the visibility map the index-only scans rely on.
-  await db.exec('VACUUM ANALYZE runs');
+  // On a connection of its own: VACUUM runs outside a transaction, and past the pool's statement timeout.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('SET statement_timeout = 0');
+    await client.query('VACUUM ANALYZE runs');
+  } finally {
+    await client.end();
+  }
   await db.query('INSERT INTO bench_scale_seed (batch, rows, anchor) VALUES (-1, 0, $1) ON CONFLICT DO NOTHING', [anchor]);
   return `seeded ${SCALE_RUNS.toLocaleString('en-US')} runs over ${SCALE.days} days on ${SCALE.agents.toLocaleString('en-US')} agents in ${DB_NAME} in ${ms(performance.now() - t0, 0)} (kept for later runs)`;
 }
