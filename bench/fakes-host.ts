@@ -5,7 +5,8 @@
 // scanning its runs. Under 100k requests that would turn the fake into the bottleneck, so while a throughput
 // phase runs the records are pruned every 250 ms (both the service and its baseline pay the same, small, scan).
 import { serveParent } from './ipc.ts';
-import { TriggerDevFake } from '../test/fakes/trigger-dev-fake.ts';
+import { randomBytes } from 'node:crypto';
+import { TriggerDevFake, type FakeTriggerRun } from '../test/fakes/trigger-dev-fake.ts';
 import { N8nFake } from '../test/fakes/n8n-fake.ts';
 import { DOWNLOAD_PATH, ECHO_PATH, TASK, type FakeUrls } from './types.ts';
 
@@ -74,6 +75,26 @@ serveParent({
     if (!id || !trigger.runs.has(id)) return false;
     trigger.completeRun(id, args.output);
     return true;
+  },
+
+  /**
+   * Runs of the bench task that already exist at Trigger.dev (the scale scenario's due polls): every `completeEvery`th
+   * COMPLETED with the given output, the rest still EXECUTING. Returns their ids, to be the runs' external_run_id.
+   */
+  createTaskRuns(args: { count: number; completeEvery: number; output: unknown }): string[] {
+    const ids: string[] = [];
+    const startedAt = new Date(Date.now() - 60_000);
+    for (let i = 0; i < args.count; i++) {
+      const done = i % args.completeEvery === 0;
+      const run: FakeTriggerRun = {
+        id: `run_${randomBytes(10).toString('hex')}`, taskIdentifier: TASK, payload: {}, options: {}, tags: [],
+        status: done ? 'COMPLETED' : 'EXECUTING', createdAt: startedAt, startedAt, durationMs: 1000, costInCents: 0, events: [], lagReadsLeft: 0,
+        ...(done ? { output: args.output, finishedAt: new Date() } : {}),
+      };
+      trigger.runs.set(run.id, run);
+      ids.push(run.id);
+    }
+    return ids;
   },
 
   async close(): Promise<void> {
