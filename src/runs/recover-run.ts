@@ -11,6 +11,9 @@ import { transition } from './run-transitions.ts';
 import { noteUnrecordedExternalId } from './start-run.ts';
 import { belongsTo } from './run-ownership.ts';
 
+/** How soon a recovered run that is still running at its runtime is first polled (decisions.md "Recovery"). */
+export const RECOVERED_FIRST_POLL_S = 10;
+
 /** Claimed per statement, and looked up at once at most. */
 const BATCH = 20;
 const CONCURRENCY = 4;
@@ -88,8 +91,10 @@ export async function recoverRun(ctx: AppContext, lost: LostRun): Promise<Recove
   // (the same check as every poll, run-ownership.ts): a foreign one is never adopted, and the run fails instead.
   const foreign = !belongsTo(lost.target, found.remote.owner);
   if (!foreign) {
-    // The poller follows the run by its id from here, unless the record below already ends it.
-    const nextPollAt = new Date(now.getTime() + lost.pollIntervalS * 1000);
+    // The poller follows the run by its id from here, unless the record below already ends it. Its held call would
+    // have said at once how the run ended, so the first poll comes soon (at most 10 s, the shortest interval an agent
+    // may have) rather than a whole interval later; then the agent's own interval.
+    const nextPollAt = new Date(now.getTime() + Math.min(lost.pollIntervalS, RECOVERED_FIRST_POLL_S) * 1000);
     const note = adapter.supportsSyncInvoke ? HELD_CALL_LOST_NOTE : null;
     const adopted = await adoptFoundRun(ctx.db, run.id, { externalRunId: found.externalRunId, note, nextPollAt }, now);
     noteUnrecordedExternalId(ctx, { id: run.id, external_run_id: adopted?.external_run_id ?? null }, found.externalRunId);

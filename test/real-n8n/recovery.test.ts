@@ -18,9 +18,7 @@ describe.skipIf(NO_REAL_N8N)(`issue 11 against a real n8n ${VERSION}`, () => {
   beforeAll(async () => {
     s = await startServiceOnN8n(ENV);
     service = s.service;
-    // A run still running when it is recovered is then followed by polls at the agent's interval: the shortest
-    // (10 s), so "within a minute of the restart" does not hang on the default 60 s interval.
-    const agent = await createAgent(s, 'probe', 'ars-recovery-probe', { poll_interval_s: 10 });
+    const agent = await createAgent(s, 'probe', 'ars-recovery-probe');
     agentId = agent.id;
     ingest = agent.ingest;
   }, 120_000);

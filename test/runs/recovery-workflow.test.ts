@@ -9,7 +9,7 @@ import { N8nFake } from '../fakes/n8n-fake.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { prepareRun } from '../../src/runs/start-run.ts';
 import { isOverLimit } from '../../src/rate-limits/rate-guard.ts';
-import { HELD_CALL_LOST_NOTE, recoverLostRuns } from '../../src/runs/recover-run.ts';
+import { HELD_CALL_LOST_NOTE, RECOVERED_FIRST_POLL_S, recoverLostRuns } from '../../src/runs/recover-run.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';
 
 let t: TestApp;
@@ -23,7 +23,7 @@ beforeAll(async () => {
   // The workflow answers when the test says so: a run can be caught while n8n still runs it.
   n8n.registerWorkflow('wf-rec', () => new Promise((resolve) => (release = () => resolve({ json: { done: true } }))));
   t = await createTestApp({ clock });
-  agent = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'wf-rec', poll_interval_s: 10 });
+  agent = await seedAgent(t, { runtime: { kind: 'workflow', baseUrl: n8n.url, apiKey: n8n.apiKey }, target: 'wf-rec', poll_interval_s: 300 });
 });
 afterAll(async () => {
   release?.();
@@ -44,14 +44,17 @@ async function sentAndLost(deploymentId?: string) {
 }
 
 describe('issue 11: recovering workflow runs from n8n\'s records', () => {
-  it('a running execution is found (status=running), the run follows it, and the poller ends it from the record', async () => {
+  it('a running execution is found (status=running), the run follows it, and the poller ends it from the record 10 s later (not a whole 300 s interval)', async () => {
     const runId = await sentAndLost();
     clock.advance(t.ctx.config.runLeaseMs + 1);
     const [outcome] = await recoverLostRuns(t.ctx);
     expect(outcome).toMatchObject({ runId, kind: 'adopted', outcome: { kind: 'started' } });
     const executionId = (outcome as { externalRunId: string }).externalRunId;
     expect(n8n.requestsTo('/api/v1/executions', 'GET').some((r) => r.query.get('status') === 'running')).toBe(true);
-    expect(await readRun(t, runId)).toMatchObject({ status: 'running', external_run_id: executionId, runtime_note: HELD_CALL_LOST_NOTE });
+    const adopted = await readRun(t, runId);
+    expect(adopted).toMatchObject({ status: 'running', external_run_id: executionId, runtime_note: HELD_CALL_LOST_NOTE });
+    // Its held call would have told at once how it ended: the first poll is at most 10 s away, whatever the interval.
+    expect(new Date(adopted!.next_poll_at as string | Date).getTime() - clock.now().getTime()).toBe(RECOVERED_FIRST_POLL_S * 1000);
 
     release!();
     await new Promise((r) => setTimeout(r, 100));
