@@ -25,6 +25,8 @@ export class WaitRegistry {
   private readonly expirers = new Set<Expire>();
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
+  /** A check was asked for while a tick ran: that tick may have read before what it was asked for; run one more. */
+  private again = false;
   private looks: Array<[number, (status: RunStatus | null) => void]> = [];
   private readonly stopHearingReconnects: () => void;
 
@@ -106,9 +108,13 @@ export class WaitRegistry {
     }
   }
 
-  /** The backstop's re-read, now (unless one is running or nothing is watched). */
+  /** The backstop's re-read, now (or right after the one running, which may have read too early; none if nothing is watched). */
   checkNow(): void {
-    if (this.ticking || this.counts.size === 0) return;
+    if (this.counts.size === 0) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
     if (this.timer) clearTimeout(this.timer);
     void this.tick();
   }
@@ -133,7 +139,10 @@ export class WaitRegistry {
       this.log.warn({ err }, 'synchronous wait backstop check failed');
     } finally {
       this.ticking = false;
-      this.arm();
+      if (this.again) {
+        this.again = false;
+        void this.tick();
+      } else this.arm();
     }
   }
 }
