@@ -44,8 +44,8 @@ export async function findReplaySource(ctx: AppContext, runId: number): Promise<
 }
 
 /**
- * Starts the replay (created_by null: the admin token is no user) and audits it, naming who replayed it, also when
- * the runtime refused it (the new run exists, failed). Over the agent's trigger limit nothing is written (OverLimit).
+ * Starts the replay for who asked (created_by; null for the admin token, which is no user) and audits it, also
+ * when the runtime refused it (the new run exists, failed). Over the agent's trigger limit nothing is written.
  */
 export async function replayRun(
   ctx: AppContext,
@@ -54,7 +54,7 @@ export async function replayRun(
   actorUserId: string | null,
 ): Promise<ReplayResult | OverLimit> {
   const replayOf = Number(source.run.id);
-  const result = await triggerRun(ctx, source.agent, { input: storedInput(source.run), guard, replayOf }, 'replay');
+  const result = await triggerRun(ctx, source.agent, { input: storedInput(source.run), guard, replayOf, userId: actorUserId }, 'replay');
   if (isOverLimit(result)) return result;
   if (!('ok' in result)) throw new Error('a replay carries no Idempotency-Key'); // KeyTaken cannot happen
   const runId = Number(result.run.id);

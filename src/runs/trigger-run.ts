@@ -17,19 +17,29 @@ export interface TriggerRequest {
   idempotency?: IdempotencyRequest | null;
   /** An admin replay (issue 14): the run this one starts again. */
   replayOf?: number;
+  /**
+   * Started from inside the platform (the console, issue 14), like a zone app: allow_external_triggers, a gate for
+   * callers outside the platform, does not apply.
+   */
+  fromPlatform?: boolean;
 }
 
-/** Spec 4.1: managed_by='platform', status='active', allow_external_triggers — otherwise 403. */
-export function assertTriggerEligible(agent: AgentRow): void {
+/** Spec 4.1: managed_by='platform', status='active', allow_external_triggers (unless fromPlatform) — otherwise 403. */
+export function assertTriggerEligible(agent: AgentRow, fromPlatform = false): void {
   if (agent.managed_by !== 'platform') throw errors.notEligible('agent is not platform-managed');
   if (agent.status !== 'active') throw errors.notEligible(`agent is ${agent.status}, not active`);
-  if (!agent.allow_external_triggers) throw errors.notEligible('external triggers are disabled for this agent');
+  if (!fromPlatform && !agent.allow_external_triggers) throw errors.notEligible('external triggers are disabled for this agent');
+}
+
+/** Spec 4.1's run input: the caller's values merged over the agent's saved default input (the caller's win). */
+export function triggerInput(agent: AgentRow, input: object | undefined): unknown {
+  // deepMerge skips __proto__/constructor/prototype and builds fresh objects.
+  return deepMerge(agent.default_input ?? {}, input ?? {});
 }
 
 export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source = 'trigger'): Promise<StartRunResult | OverLimit | KeyTaken> {
-  assertTriggerEligible(agent);
+  assertTriggerEligible(agent, req.fromPlatform);
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
-  // The caller's values win; deepMerge skips __proto__/constructor/prototype and builds fresh objects.
-  const input = deepMerge(agent.default_input ?? {}, req.input ?? {});
+  const input = triggerInput(agent, req.input);
   return idempotently(ctx, agent.id, req.idempotency, req.guard, (keyClaim) => startRun(ctx, { agent, input, createdBy, source, guard: req.guard, keyClaim, replayOf: req.replayOf }));
 }

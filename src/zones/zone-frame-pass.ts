@@ -18,9 +18,9 @@ export function framePass(ctx: AppContext, sessionId: string, agentId: number): 
 }
 
 /** The user a pass signs in for this agent's zone app, while its session lives; null otherwise. */
-export async function userOfFramePass(ctx: AppContext, pass: string, agentId: number): Promise<{ id: string; platform_admin: boolean } | null> {
+export async function userOfFramePass(ctx: AppContext, pass: string, agentId: number): Promise<{ id: string } | null> {
   const m = PASS.exec(pass);
   if (!m || !ctx.secrets.verify(PURPOSE, message(m[1]!, agentId), m[2]!)) return null;
   const session = await findLiveUserSessionById(ctx.db, m[1]!, ctx.clock.now());
-  return session?.user_id ? { id: session.user_id, platform_admin: session.platform_admin } : null;
+  return session?.user_id ? { id: session.user_id } : null;
 }

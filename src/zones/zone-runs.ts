@@ -5,7 +5,7 @@ import type { AgentRow } from '../agents/agents-repo.ts';
 import { findRun } from '../runs/runs-repo.ts';
 import type { OverLimit, RateGuard } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
-import { deepMerge } from '../lib/merge.ts';
+import { triggerInput } from '../runs/trigger-run.ts';
 import { toSyncRunView, type SyncRunView } from '../runs/run-view.ts';
 import { startRun, type StartRunResult } from '../runs/start-run.ts';
 import { startAndAwait, type SyncOutcome } from '../sync/sync-wait.ts';
@@ -40,15 +40,10 @@ export interface ZoneRunRequest {
   idempotency?: IdempotencyRequest | null;
 }
 
-/** The run input as 4.1 builds it: the caller's values merged over the agent's saved default input. */
-export function zoneInput(agent: AgentRow, input: object | undefined): unknown {
-  return deepMerge(agent.default_input ?? {}, input ?? {});
-}
-
 /** zones.md `POST …/runs` (as 4.1). */
 export async function startZoneRun(ctx: AppContext, req: ZoneRunRequest): Promise<StartRunResult | OverLimit | KeyTaken> {
   return idempotently(ctx, req.agent.id, req.idempotency, req.guard, (keyClaim) =>
-    startRun(ctx, { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone', guard: req.guard, keyClaim }),
+    startRun(ctx, { agent: req.agent, input: triggerInput(req.agent, req.input), createdBy: req.userId, source: 'zone', guard: req.guard, keyClaim }),
   );
 }
 
@@ -64,7 +59,7 @@ export async function startZoneRunAndWait(ctx: AppContext, req: ZoneSyncRequest)
   return idempotently(ctx, req.agent.id, req.idempotency, req.guard, (keyClaim) =>
     startAndAwait(
       ctx,
-      { agent: req.agent, input: zoneInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait', guard: req.guard, keyClaim },
+      { agent: req.agent, input: triggerInput(req.agent, req.input), createdBy: req.userId, source: 'zone_wait', guard: req.guard, keyClaim },
       { windowMs, signal: req.callerGone },
     ),
   );
@@ -75,7 +70,7 @@ export async function startZoneDownload(ctx: AppContext, req: ZoneSyncRequest): 
   if (req.agent.output_kind !== 'file_download') throw errors.agentUnavailable('agent output_kind is not file_download');
   return idempotently(ctx, req.agent.id, req.idempotency, req.guard, (keyClaim) =>
     startDownload(ctx, req.agent, {
-      input: zoneInput(req.agent, req.input),
+      input: triggerInput(req.agent, req.input),
       createdBy: req.userId,
       windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms }),
       source: 'zone_download',

@@ -98,6 +98,7 @@ describe('an org admin signed in with a personal token', () => {
 
     const replay = await as('orgAdmin', 201, 'POST', `/runs/${queued.id}/replay`);
     expect(replay.replay_of).toBe(Number(queued.id));
+    expect(replay.created_by).toBe(orgAdminId); // the replayed run is the user's, as a console start is
     expect(actorsOf(await entries('run.replayed', (e) => e.run_id === replay.runId))).toEqual([orgAdminId]);
 
     await seedWebhookAction(t, seeded.agent.id, 'completed', 'https://hooks.example.test/done');

@@ -61,7 +61,8 @@ export default async function zoneProxyRoutes(app: FastifyInstance, opts: { fram
       const agentId = parseId(prefix?.[1]);
       user = agentId === null ? null : await userOfFramePass(app.ctx, prefix![2]!, agentId);
     } else {
-      if (signsInByCookie(authorization, cookie)) {
+      const byCookie = signsInByCookie(authorization, cookie);
+      if (byCookie) {
         const refusal = crossOriginRefusal(req.method, req.headers, platformOrigin);
         if (refusal) throw new ApiError('forbidden', refusal);
       }
@@ -69,7 +70,7 @@ export default async function zoneProxyRoutes(app: FastifyInstance, opts: { fram
       const who = await signedInBy(app.ctx, userCredential(authorization, cookie), { adminToken: false, adminSessions: false });
       if (who?.userId) {
         user = { id: who.userId };
-        if (signsInByCookie(authorization, cookie)) sessionId = who.session?.id;
+        if (byCookie) sessionId = who.session?.id;
       }
     }
     const pass = await passZoneProxy(app.ctx, parseId(prefix?.[1]), user);
