@@ -4,10 +4,18 @@
 // never by the write path, and a read stays exact without waiting for it: a closed day with a run changed since the
 // last refresh (runs_updated_idx) is read from the runs table, as are today and partial days at the period's ends.
 import type { Db, Queryable } from '../storage/db.ts';
-import { sqlWhere } from '../storage/sql-where.ts';
-import { aggregateRunsByDay, type RunAggregateFilter, type RunAggregateRow } from './run-aggregates.ts';
+import type { RunStatus } from './run-states.ts';
 
 const DAY_MS = 86_400_000;
+
+export interface RunAggregateFilter {
+  /** Runs created at or after `from` and before `to`. */
+  from: Date;
+  to: Date;
+  agentId?: number;
+  /** Only agents of these organizations (a filter, or a caller's scope). */
+  orgIds?: string[];
+}
 /**
  * A write stamps updated_at (its instance's clock) before it commits. A refresh that has seen every change up to
  * `now` vouches only for changes stamped this much earlier, so a write committing late, or an instance whose clock
@@ -92,39 +100,56 @@ async function changedDays(q: Queryable, since: Date, from: Date | null, to: Dat
   return rows.map((r) => new Date(`${r.day}T00:00:00Z`));
 }
 
+/** Runs and outputs per UTC creation day and status, and per agent over the whole period. */
+export interface PeriodAggregate {
+  byDayStatus: Array<{ day: string; status: RunStatus; runs: number; outputs: number }>;
+  byAgent: Array<{ agentId: number; runs: number; outputs: number }>;
+}
+
 /**
- * The dashboard's rows for [from, to), exactly as aggregateRunsByDay gives them (same order): the closed whole days
- * from the rollup, the rest (partial days at either end, today, days changed since the last refresh) from runs.
+ * The dashboard's figures for [from, to), in one statement whose answer grows with days and agents, not with their
+ * product: the closed whole days from the rollup, the rest (partial days at either end, today, closed days changed
+ * since the last refresh) aggregated from runs, all folded by GROUPING SETS in PostgreSQL. Without a rollup, every
+ * row is read from runs, which is also what the tests compare it with.
  */
-export async function aggregateRunsByDayFast(db: Db, f: RunAggregateFilter): Promise<RunAggregateRow[]> {
+export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<PeriodAggregate> {
   const state = await rollupState(db);
   const first = nextDayStart(f.from);
   const end = state ? new Date(Math.min(dayStart(f.to).getTime(), state.closedBefore.getTime())) : first;
-  if (!state || first >= end) return aggregateRunsByDay(db, f);
-
-  const changed = await changedDays(db, state.freshThrough, first, end);
-  const raw: Array<[Date, Date]> = changed.map((d) => [d, new Date(d.getTime() + DAY_MS)]);
-  if (f.from < first) raw.push([f.from, first]);
-  if (end < f.to) raw.push([end, f.to]);
-  const parts = await Promise.all([
-    rolledUp(db, f, first, end, changed),
-    ...raw.map(([from, to]) => aggregateRunsByDay(db, { ...f, from, to })),
-  ]);
-  return parts.flat().sort((x, y) => x.day.localeCompare(y.day) || Number(x.agent_id) - Number(y.agent_id) || (x.status < y.status ? -1 : x.status > y.status ? 1 : 0));
-}
-
-async function rolledUp(q: Queryable, f: RunAggregateFilter, from: Date, to: Date, except: Date[]): Promise<RunAggregateRow[]> {
   const params: unknown[] = [];
-  const where = sqlWhere(params, (p) => [
-    `day >= ${p(dayText(from))}::date`,
-    `day < ${p(dayText(to))}::date`,
-    except.length > 0 && `day <> ALL(${p(except.map(dayText))}::date[])`,
-    f.agentId !== undefined && `agent_id = ${p(f.agentId)}`,
-    f.orgIds !== undefined && `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`,
-  ]);
-  const { rows } = await q.query<RunAggregateRow>(
-    `SELECT to_char(day, 'YYYY-MM-DD') AS day, agent_id, status, runs, outputs FROM run_day_rollup ${where}`,
+  const p = (value: unknown): string => `$${params.push(value)}`;
+  const agent = f.agentId === undefined ? null : `agent_id = ${p(f.agentId)}`;
+  const orgs = f.orgIds === undefined ? null : `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`;
+  const where = (...conditions: Array<string | null>) => `WHERE ${[...conditions, agent, orgs].filter((c) => c !== null).join(' AND ')}`;
+  // Grouped on the date (hashed) and formatted once per group at the end: formatting every run before grouping
+  // made PostgreSQL sort the rows on disk.
+  const raw = (from: Date, to: Date) =>
+    `SELECT (created_at AT TIME ZONE 'UTC')::date AS day, agent_id, status, count(*) AS runs, coalesce(sum(outputs), 0)::bigint AS outputs
+     FROM runs ${where(`created_at >= ${p(from)}`, `created_at < ${p(to)}`)} GROUP BY 1, 2, 3`;
+
+  const parts: string[] = [];
+  if (!state || first >= end) parts.push(raw(f.from, f.to));
+  else {
+    const changed = await changedDays(db, state.freshThrough, first, end);
+    parts.push(
+      `SELECT day, agent_id, status, runs, outputs FROM run_day_rollup
+       ${where(`day >= ${p(dayText(first))}::date`, `day < ${p(dayText(end))}::date`, changed.length > 0 ? `day <> ALL(${p(changed.map(dayText))}::date[])` : null)}`,
+    );
+    for (const d of changed) parts.push(raw(d, new Date(d.getTime() + DAY_MS)));
+    if (f.from < first) parts.push(raw(f.from, first));
+    if (end < f.to) parts.push(raw(end, f.to));
+  }
+  const { rows } = await db.query<{ day: string | null; status: RunStatus | null; agent_id: string | null; runs: string; outputs: string }>(
+    `WITH parts AS (${parts.map((part) => `(${part})`).join(' UNION ALL ')})
+     SELECT to_char(day, 'YYYY-MM-DD') AS day, status, agent_id, sum(runs)::bigint AS runs, sum(outputs)::bigint AS outputs
+     FROM parts GROUP BY GROUPING SETS ((day, status), (agent_id))`,
     params,
   );
-  return rows;
+  const out: PeriodAggregate = { byDayStatus: [], byAgent: [] };
+  for (const r of rows) {
+    const [runs, outputs] = [Number(r.runs), Number(r.outputs)];
+    if (r.agent_id !== null) out.byAgent.push({ agentId: Number(r.agent_id), runs, outputs });
+    else out.byDayStatus.push({ day: r.day!, status: r.status!, runs, outputs });
+  }
+  return out;
 }

@@ -43,7 +43,7 @@ afterAll(() => t.close());
 const zeros = { queued: 0, running: 0, waiting: 0, completed: 0, failed: 0, cancelled: 0 };
 
 describe('GET /dashboard', () => {
-  it('issue 14: runs by status per UTC day (bucketed by created_at), outputs per agent per day, totals; `to` exclusive', async () => {
+  it('issue 14: runs by status and outputs per UTC day (bucketed by created_at), runs and outputs per agent, totals; `to` exclusive', async () => {
     const body = await ok(t, 200, 'GET', `/dashboard?from=2026-05-01T00:00:00Z&to=2026-05-03T00:00:00Z&org_id=${orgId}`);
     expect(body).toEqual({
       from: '2026-05-01T00:00:00.000Z',
@@ -54,10 +54,14 @@ describe('GET /dashboard', () => {
         { day: '2026-05-02', status: 'failed', count: 1 },
         { day: '2026-05-02', status: 'queued', count: 1 },
       ],
-      outputs_by_agent: [
-        { day: '2026-05-01', agentId: a.agent.id, outputs: 7 },
-        { day: '2026-05-02', agentId: a.agent.id, outputs: 0 },
-        { day: '2026-05-02', agentId: b.agent.id, outputs: 10 },
+      outputs_by_day: [
+        { day: '2026-05-01', outputs: 7 },
+        { day: '2026-05-02', outputs: 10 },
+      ],
+      // Most outputs first: b's one completed run outweighs a's two.
+      by_agent: [
+        { agentId: b.agent.id, runs: 2, outputs: 10 },
+        { agentId: a.agent.id, runs: 3, outputs: 7 },
       ],
       totals: { runs: 5, outputs: 17, by_status: { ...zeros, completed: 3, failed: 1, queued: 1 } },
     });
@@ -67,7 +71,11 @@ describe('GET /dashboard', () => {
     const period = 'from=2026-05-01T00:00:00Z&to=2026-05-03T00:00:00Z';
     const one = await ok(t, 200, 'GET', `/dashboard?${period}&agent_id=${b.agent.id}`);
     expect(one.totals).toEqual({ runs: 2, outputs: 10, by_status: { ...zeros, completed: 1, queued: 1 } });
-    expect(one.outputs_by_agent).toEqual([{ day: '2026-05-02', agentId: b.agent.id, outputs: 10 }]);
+    // One agent's outputs per day (issue 14) are its filtered outputs_by_day.
+    expect(one.outputs_by_day).toEqual([{ day: '2026-05-02', outputs: 10 }]);
+    expect(one.by_agent).toEqual([{ agentId: b.agent.id, runs: 2, outputs: 10 }]);
+    const aPerDay = await ok(t, 200, 'GET', `/dashboard?${period}&agent_id=${a.agent.id}`);
+    expect(aPerDay.outputs_by_day).toEqual([{ day: '2026-05-01', outputs: 7 }, { day: '2026-05-02', outputs: 0 }]);
     expect((await ok(t, 200, 'GET', `/dashboard?${period}`)).totals).toMatchObject({ runs: 6, outputs: 117 });
     // An organization or agent with no runs is an empty dashboard, not a 404.
     expect((await ok(t, 200, 'GET', `/dashboard?${period}&org_id=${await seedOrg(t)}`)).totals).toEqual({ runs: 0, outputs: 0, by_status: zeros });

@@ -78,6 +78,18 @@ test('the runs page lists the organization’s runs and pages through them', asy
   }
 });
 
+test('the dashboard lists runs and outputs per agent; an agent’s link shows its outputs per day', async ({ page }) => {
+  await page.goto('/dashboard?days=30');
+  const agents = page.getByRole('table', { name: 'Runs and outputs per agent in the period' });
+  await expect(agents).toBeVisible();
+  const first = agents.getByRole('link').first();
+  const name = (await first.textContent())!;
+  await first.click();
+  await expect(page).toHaveURL(/agent_id=\d+/);
+  await expect(page.getByRole('heading', { name: `Outputs per day — ${name}` })).toBeVisible();
+  await expect(page.getByRole('table', { name: 'Runs and outputs per agent in the period' }).getByRole('row')).toHaveCount(2); // the header and that agent
+});
+
 test('a platform admin’s pages: organizations, users and runtimes', async ({ page }) => {
   await signOut(page);
   await signIn(page, seeded.adminToken);

@@ -1,21 +1,28 @@
-// /dashboard: runs by status per day and outputs per agent per day, with totals, for a chosen period. Plain CSS
-// bars (no chart library); each bar has its number in text, so nothing is shown by colour or length alone.
+// /dashboard: runs by status and outputs per day, and runs and outputs per agent, with totals, for a chosen period of
+// whole UTC days (the API's per-day figures; a period starting at 00:00 UTC reads closed days from the rollup). Plain
+// CSS bars (no chart library); each bar has its number in text, so nothing is shown by colour or length alone.
+import { useState } from 'react';
 import { api, RUN_STATUSES, unwrap } from '../api/client.ts';
 import { agentName, useAgents } from '../lib/agents.ts';
-import { setQuery, useLocation } from '../lib/router.tsx';
+import { Link, setQuery, useLocation } from '../lib/router.tsx';
 import { useLoad } from '../lib/useLoad.ts';
 import { Field, Loaded, Time } from '../components/ui.tsx';
 
-const PERIODS: Array<[string, number]> = [['Last 24 hours', 1], ['Last 7 days', 7], ['Last 30 days', 30], ['Last 90 days', 90]];
+const DAY_MS = 86_400_000;
+const PERIODS: Array<[string, number]> = [['Today (UTC)', 1], ['Last 7 days', 7], ['Last 30 days', 30], ['Last 90 days', 90]];
+/** Agents shown before "Show all": at thousands of agents the page stays readable. */
+const TOP_AGENTS = 20;
 
 export function Dashboard() {
   const { query } = useLocation();
   const days = Number(query.get('days') ?? 7);
   const agentId = query.get('agent_id') ?? '';
   const agents = useAgents();
+  const [allAgents, setAllAgents] = useState(false);
   const data = useLoad(() => {
+    // The last `days` UTC days, today included, up to now.
     const to = new Date();
-    const from = new Date(to.getTime() - days * 86_400_000);
+    const from = new Date((Math.floor(to.getTime() / DAY_MS) - (days - 1)) * DAY_MS);
     return unwrap(api.GET('/api/admin/dashboard', { params: { query: { from: from.toISOString(), to: to.toISOString(), ...(agentId && { agent_id: agentId }) } } }));
   }, [days, agentId]);
 
@@ -41,9 +48,9 @@ export function Dashboard() {
           for (const r of d.runs_by_status) byDay.set(r.day, { ...byDay.get(r.day), [r.status]: r.count });
           const dayTotal = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
           const maxDay = Math.max(1, ...[...byDay.values()].map(dayTotal));
-          const outputsByAgent = new Map<number, number>();
-          for (const o of d.outputs_by_agent) outputsByAgent.set(o.agentId, (outputsByAgent.get(o.agentId) ?? 0) + o.outputs);
-          const maxOut = Math.max(1, ...outputsByAgent.values());
+          const maxDayOut = Math.max(1, ...d.outputs_by_day.map((o) => o.outputs));
+          const maxAgentOut = Math.max(1, ...d.by_agent.map((a) => a.outputs));
+          const shown = allAgents ? d.by_agent : d.by_agent.slice(0, TOP_AGENTS);
           return (
             <>
               <p className="muted">From <Time iso={d.from} /> to <Time iso={d.to} /></p>
@@ -68,29 +75,40 @@ export function Dashboard() {
                   ))}
                 </ul>
               )}
-              <h2>Outputs per agent</h2>
-              {outputsByAgent.size === 0 ? <p className="muted empty">No outputs in this period.</p> : (
+              <h2>Outputs per day{agentId && ` — ${agentName(agents.data, Number(agentId))}`}</h2>
+              {d.totals.outputs === 0 ? <p className="muted empty">No outputs in this period.</p> : (
+                <ul className="bars" aria-label="Outputs per day">
+                  {d.outputs_by_day.map((o) => (
+                    <li key={o.day}>
+                      <span className="bar-label">{o.day}</span>
+                      <span className="bar-track" aria-hidden="true"><span className="bar status-completed" style={{ width: `${(100 * o.outputs) / maxDayOut}%` }} /></span>
+                      <span className="bar-value">{o.outputs}</span>
+                    </li>
+                  ))}
+                </ul>
+              )}
+              <h2>Agents</h2>
+              {d.by_agent.length === 0 ? <p className="muted empty">No runs in this period.</p> : (
                 <>
-                  <ul className="bars" aria-label="Outputs per agent in the period">
-                    {[...outputsByAgent].sort(([, a], [, b]) => b - a).map(([id, n]) => (
-                      <li key={id}>
-                        <span className="bar-label">{agentName(agents.data, id)}</span>
-                        <span className="bar-track" aria-hidden="true"><span className="bar status-completed" style={{ width: `${(100 * n) / maxOut}%` }} /></span>
-                        <span className="bar-value">{n}</span>
-                      </li>
-                    ))}
-                  </ul>
-                  <details>
-                    <summary>Outputs per agent per day</summary>
-                    <div className="table-wrap">
-                      <table>
-                        <thead><tr><th scope="col">Day</th><th scope="col">Agent</th><th scope="col">Outputs</th></tr></thead>
-                        <tbody>
-                          {d.outputs_by_agent.map((o) => <tr key={`${o.day}-${o.agentId}`}><td>{o.day}</td><td>{agentName(agents.data, o.agentId)}</td><td>{o.outputs}</td></tr>)}
-                        </tbody>
-                      </table>
-                    </div>
-                  </details>
+                  <p className="muted">Most outputs first. Choose an agent above to see its outputs per day.</p>
+                  <div className="table-wrap">
+                    <table aria-label="Runs and outputs per agent in the period">
+                      <thead><tr><th scope="col">Agent</th><th scope="col">Runs</th><th scope="col">Outputs</th><th scope="col"><span className="sr-only">Share of outputs</span></th></tr></thead>
+                      <tbody>
+                        {shown.map((a) => (
+                          <tr key={a.agentId}>
+                            <td><Link to={`/dashboard?days=${days}&agent_id=${a.agentId}`}>{agentName(agents.data, a.agentId)}</Link></td>
+                            <td>{a.runs}</td>
+                            <td>{a.outputs}</td>
+                            <td className="bar-cell"><span className="bar-track" aria-hidden="true"><span className="bar status-completed" style={{ width: `${(100 * a.outputs) / maxAgentOut}%` }} /></span></td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
+                  {d.by_agent.length > TOP_AGENTS && (
+                    <button type="button" onClick={() => setAllAgents(!allAgents)}>{allAgents ? `Show the top ${TOP_AGENTS}` : `Show all ${d.by_agent.length} agents`}</button>
+                  )}
                 </>
               )}
             </>

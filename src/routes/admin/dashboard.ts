@@ -1,4 +1,4 @@
-// Issue 14: GET /dashboard — runs by status per UTC day, outputs per agent per day and totals for a period.
+// Issue 14: GET /dashboard — runs by status and outputs per UTC day, runs and outputs per agent, and totals for a period.
 import type { FastifyInstance } from 'fastify';
 import { orgScope } from '../../orgs/principal.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -21,7 +21,10 @@ const DashboardBody = Type.Object({
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),
   runs_by_status: Type.Array(Type.Object({ day: Day, status: Type.Enum([...RUN_STATUSES]), count: Count })),
-  outputs_by_agent: Type.Array(Type.Object({ day: Day, agentId: Type.Integer(), outputs: Count })),
+  outputs_by_day: Type.Array(Type.Object({ day: Day, outputs: Count })),
+  by_agent: Type.Array(Type.Object({ agentId: Type.Integer(), runs: Count, outputs: Count }), {
+    description: 'Every agent with a run in the period, most outputs first (then most runs, then agent id). One agent per day: filter by agent_id and read outputs_by_day.',
+  }),
   totals: Type.Object({
     runs: Count,
     outputs: Count,
@@ -32,7 +35,7 @@ const DashboardBody = Type.Object({
 export default async function dashboardRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/dashboard', { schema: { operationId: 'adminDashboard', summary: 'Runs by status and outputs by agent per day, with totals', querystring: DashboardQuery, response: { 200: DashboardBody } } }, async (req) => {
+  app.get('/dashboard', { schema: { operationId: 'adminDashboard', summary: 'Runs by status and outputs per day, runs and outputs per agent, with totals', querystring: DashboardQuery, response: { 200: DashboardBody } } }, async (req) => {
     const q = req.query;
     return dashboard(app.ctx, { from: q.from, to: q.to, orgId: q.org_id, agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER), scope: orgScope(req.principal!) });
   });

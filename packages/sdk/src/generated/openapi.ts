@@ -170,7 +170,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Runs by status and outputs by agent per day, with totals */
+        /** Runs by status and outputs per day, runs and outputs per agent, with totals */
         get: operations["adminDashboard"];
         put?: never;
         post?: never;
@@ -3014,10 +3014,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every agent with a run in the period, most outputs first (then most runs, then agent id). One agent per day: filter by agent_id and read outputs_by_day. */
+                        by_agent: {
+                            agentId: number;
+                            outputs: number;
+                            runs: number;
+                        }[];
                         /** Format: date-time */
                         from: string;
-                        outputs_by_agent: {
-                            agentId: number;
+                        outputs_by_day: {
                             day: string;
                             outputs: number;
                         }[];
