@@ -7,7 +7,7 @@
 import type { AppContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../runs/run-states.ts';
-import { aggregatePeriod } from '../runs/run-rollup.ts';
+import { aggregatePeriod, type StatusCounts } from '../runs/run-rollup.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../lib/timestamps.ts';
 import type { OrgScope } from './lists.ts';
 
@@ -38,25 +38,27 @@ export async function dashboard(ctx: AppContext, q: DashboardQuery): Promise<Das
   const { from, to } = period(ctx.clock.now(), q.from, q.to);
   const orgId = q.orgId?.toLowerCase();
   const orgIds = q.scope ? q.scope.orgIds.filter((id) => orgId === undefined || id === orgId) : orgId === undefined ? undefined : [orgId];
-  const { byDayStatus, byAgent } = await aggregatePeriod(ctx.db, { from, to, agentId: q.agentId, orgIds });
+  const { byDay, byAgent } = await aggregatePeriod(ctx.db, { from, to, agentId: q.agentId, orgIds });
 
   const totals = { runs: 0, outputs: 0, by_status: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
-  const outputsByDay = new Map<string, number>();
-  for (const r of byDayStatus) {
-    totals.runs += r.runs;
-    totals.outputs += r.outputs;
-    totals.by_status[r.status] += r.runs;
-    outputsByDay.set(r.day, (outputsByDay.get(r.day) ?? 0) + r.outputs);
+  const runsByStatus: Dashboard['runs_by_status'] = [];
+  for (const d of byDay) {
+    for (const status of [...RUN_STATUSES].sort()) {
+      if (d.runs[status] > 0) runsByStatus.push({ day: d.day, status, count: d.runs[status] });
+      totals.by_status[status] += d.runs[status];
+      totals.runs += d.runs[status];
+    }
+    totals.outputs += d.outputs;
   }
-  const byDay = (x: { day: string }, y: { day: string }) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0);
+  const runsOf = (c: StatusCounts) => RUN_STATUSES.reduce((n, s) => n + c[s], 0);
+  const agents = byAgent.map((a) => ({ agentId: a.agentId, runs: runsOf(a.runs), outputs: a.outputs }));
   return {
     from: from.toISOString(),
     to: to.toISOString(),
-    runs_by_status: byDayStatus
-      .map((r) => ({ day: r.day, status: r.status, count: r.runs }))
-      .sort((x, y) => byDay(x, y) || (x.status < y.status ? -1 : x.status > y.status ? 1 : 0)),
-    outputs_by_day: [...outputsByDay].map(([day, outputs]) => ({ day, outputs })).sort(byDay),
-    by_agent: byAgent.sort((x, y) => y.outputs - x.outputs || y.runs - x.runs || x.agentId - y.agentId),
+    // Days come from GROUP BY: put them in order (and runs_by_status in day order, statuses alphabetical within).
+    runs_by_status: runsByStatus.sort((x, y) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0)),
+    outputs_by_day: byDay.map((d) => ({ day: d.day, outputs: d.outputs })).sort((x, y) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0)),
+    by_agent: agents.sort((x, y) => y.outputs - x.outputs || y.runs - x.runs || x.agentId - y.agentId),
     totals,
   };
 }

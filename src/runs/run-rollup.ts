@@ -1,10 +1,12 @@
-// The dashboard's rollup (issue 14 "Fast with real data"): closed UTC days' run counts and outputs per agent and
-// status, in run_day_rollup (migration 0010), so a 90-day dashboard reads a few thousand rollup rows instead of a
-// million runs. A run's status still changes after its creation day closes, so the rollup is refreshed by a sweep,
-// never by the write path, and a read stays exact without waiting for it: a closed day with a run changed since the
-// last refresh (runs_updated_idx) is read from the runs table, as are today and partial days at the period's ends.
+// The dashboard's rollup (issue 14 "Fast with real data", issue 15 at 2,000 agents): closed UTC days' run counts
+// per status and outputs, one row per creation day and agent (run_day_rollup, migrations 0010 and 0013), so a 90-day
+// dashboard reads a few hundred thousand narrow rows instead of ten million runs. A run's status still changes after
+// its creation day closes, so the rollup is refreshed by a sweep, never by the write path, and a read stays exact
+// without waiting for it: a closed day with a run changed since the last refresh (runs_updated_idx) is read from the
+// runs table, as are today and partial days at the period's ends — one day at a time, grouped by agent alone, so
+// PostgreSQL hashes a few thousand groups instead of sorting a day's runs.
 import type { Db, Queryable } from '../storage/db.ts';
-import type { RunStatus } from './run-states.ts';
+import { RUN_STATUSES, type RunStatus } from './run-states.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -79,13 +81,17 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
   });
 }
 
-/** The raw aggregate of the runs created in [from, to) (from null: since the first), written as rollup rows. */
+/** One count column per status, in RUN_STATUSES order: `count(*) FILTER (WHERE status = 'queued')::int AS queued`, … */
+const COUNTS = RUN_STATUSES.map((st) => `count(*) FILTER (WHERE status = '${st}')::int AS ${st}`).join(', ');
+const COLUMNS = RUN_STATUSES.join(', ');
+
+/** The runs created in [from, to) (from null: since the first), aggregated into rollup rows. */
 async function insertAggregate(q: Queryable, from: Date | null, to: Date): Promise<void> {
   await q.query(
-    `INSERT INTO run_day_rollup (day, agent_id, status, runs, outputs)
-     SELECT (created_at AT TIME ZONE 'UTC')::date, agent_id, status, count(*)::bigint, coalesce(sum(outputs), 0)::bigint
+    `INSERT INTO run_day_rollup (day, agent_id, ${COLUMNS}, outputs)
+     SELECT (created_at AT TIME ZONE 'UTC')::date, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint
      FROM runs WHERE ($1::timestamptz IS NULL OR created_at >= $1) AND created_at < $2
-     GROUP BY 1, 2, 3`,
+     GROUP BY 1, 2`,
     [from, to],
   );
 }
@@ -100,16 +106,18 @@ async function changedDays(q: Queryable, since: Date, from: Date | null, to: Dat
   return rows.map((r) => new Date(`${r.day}T00:00:00Z`));
 }
 
-/** Runs and outputs per UTC creation day and status, and per agent over the whole period. */
+export type StatusCounts = Record<RunStatus, number>;
+
+/** Runs per status and outputs per UTC creation day, and per agent over the whole period. */
 export interface PeriodAggregate {
-  byDayStatus: Array<{ day: string; status: RunStatus; runs: number; outputs: number }>;
-  byAgent: Array<{ agentId: number; runs: number; outputs: number }>;
+  byDay: Array<{ day: string; runs: StatusCounts; outputs: number }>;
+  byAgent: Array<{ agentId: number; runs: StatusCounts; outputs: number }>;
 }
 
 /**
- * The dashboard's figures for [from, to), in one statement whose answer grows with days and agents, not with their
- * product: the closed whole days from the rollup, the rest (partial days at either end, today, closed days changed
- * since the last refresh) aggregated from runs, all folded by GROUPING SETS in PostgreSQL. Without a rollup, every
+ * The dashboard's figures for [from, to), in one statement whose answer grows with days plus agents: the closed
+ * whole days from the rollup, the rest (partial days at either end, today, closed days changed since the last
+ * refresh) aggregated from runs a day at a time, all folded by GROUPING SETS in PostgreSQL. Without a rollup, every
  * row is read from runs, which is also what the tests compare it with.
  */
 export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<PeriodAggregate> {
@@ -121,35 +129,42 @@ export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<Pe
   const agent = f.agentId === undefined ? null : `agent_id = ${p(f.agentId)}`;
   const orgs = f.orgIds === undefined ? null : `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`;
   const where = (...conditions: Array<string | null>) => `WHERE ${[...conditions, agent, orgs].filter((c) => c !== null).join(' AND ')}`;
-  // Grouped on the date (hashed) and formatted once per group at the end: formatting every run before grouping
-  // made PostgreSQL sort the rows on disk.
+  /** Runs created in [from, to), within one UTC day. */
   const raw = (from: Date, to: Date) =>
-    `SELECT (created_at AT TIME ZONE 'UTC')::date AS day, agent_id, status, count(*) AS runs, coalesce(sum(outputs), 0)::bigint AS outputs
-     FROM runs ${where(`created_at >= ${p(from)}`, `created_at < ${p(to)}`)} GROUP BY 1, 2, 3`;
-
+    `SELECT ${p(dayText(from))}::date AS day, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint AS outputs
+     FROM runs ${where(`created_at >= ${p(from)}`, `created_at < ${p(to)}`)} GROUP BY agent_id`;
   const parts: string[] = [];
-  if (!state || first >= end) parts.push(raw(f.from, f.to));
+  const rawDays = (from: Date, to: Date) => {
+    for (let d = from; d < to; ) {
+      const next = new Date(Math.min(dayStart(d).getTime() + DAY_MS, to.getTime()));
+      parts.push(raw(d, next));
+      d = next;
+    }
+  };
+
+  if (!state || first >= end) rawDays(f.from, f.to);
   else {
     const changed = await changedDays(db, state.freshThrough, first, end);
     parts.push(
-      `SELECT day, agent_id, status, runs, outputs FROM run_day_rollup
+      `SELECT day, agent_id, ${COLUMNS}, outputs FROM run_day_rollup
        ${where(`day >= ${p(dayText(first))}::date`, `day < ${p(dayText(end))}::date`, changed.length > 0 ? `day <> ALL(${p(changed.map(dayText))}::date[])` : null)}`,
     );
     for (const d of changed) parts.push(raw(d, new Date(d.getTime() + DAY_MS)));
-    if (f.from < first) parts.push(raw(f.from, first));
-    if (end < f.to) parts.push(raw(end, f.to));
+    rawDays(f.from, first);
+    rawDays(end, f.to);
   }
-  const { rows } = await db.query<{ day: string | null; status: RunStatus | null; agent_id: string | null; runs: string; outputs: string }>(
+  const sums = RUN_STATUSES.map((st) => `sum(${st})::bigint AS ${st}`).join(', ');
+  const { rows } = await db.query<Record<RunStatus, string> & { day: string | null; agent_id: string | null; outputs: string }>(
     `WITH parts AS (${parts.map((part) => `(${part})`).join(' UNION ALL ')})
-     SELECT to_char(day, 'YYYY-MM-DD') AS day, status, agent_id, sum(runs)::bigint AS runs, sum(outputs)::bigint AS outputs
-     FROM parts GROUP BY GROUPING SETS ((day, status), (agent_id))`,
+     SELECT to_char(day, 'YYYY-MM-DD') AS day, agent_id, ${sums}, sum(outputs)::bigint AS outputs
+     FROM parts GROUP BY GROUPING SETS ((day), (agent_id))`,
     params,
   );
-  const out: PeriodAggregate = { byDayStatus: [], byAgent: [] };
+  const out: PeriodAggregate = { byDay: [], byAgent: [] };
   for (const r of rows) {
-    const [runs, outputs] = [Number(r.runs), Number(r.outputs)];
-    if (r.agent_id !== null) out.byAgent.push({ agentId: Number(r.agent_id), runs, outputs });
-    else out.byDayStatus.push({ day: r.day!, status: r.status!, runs, outputs });
+    const runs = Object.fromEntries(RUN_STATUSES.map((st) => [st, Number(r[st])])) as StatusCounts;
+    if (r.agent_id !== null) out.byAgent.push({ agentId: Number(r.agent_id), runs, outputs: Number(r.outputs) });
+    else out.byDay.push({ day: r.day!, runs, outputs: Number(r.outputs) });
   }
   return out;
 }
