@@ -53,7 +53,8 @@ export async function cancelRun(ctx: AppContext, runId: number, opts: CancelOpti
   if (heldHere && runtimeCancel === 'not_started_there') runtimeCancel = 'not_supported';
 
   const now = ctx.clock.now();
-  const reason = opts.via === 'admin' ? 'Run cancelled by a platform admin' : 'Run cancelled by a user';
+  // The admin token is the platform admin's; a signed-in user may be an org admin (who they are is in the audit entry).
+  const reason = opts.via !== 'admin' ? 'Run cancelled by a user' : opts.actorUserId ? 'Run cancelled by an admin' : 'Run cancelled by a platform admin';
   // A run looked up at the runtime keeps the id it was found under (logs, the operator's own look).
   const result = await transition(ctx.db, runId, 'terminal', 'cancelled', now, { error: reason, externalRunId: atRuntime?.externalRunId ?? null }, { via: 'admin' });
   if (result.kind === 'not_found') return { kind: 'not_found' };
