@@ -104,11 +104,17 @@ export class RunFeed {
   subscribe(filter: FeedFilter, onEvent: (e: RunFeedEvent) => void): () => void {
     if (this.closed) throw new Error('run feed closed');
     const sub: Subscriber = { orgs: filter.orgIds === null ? null : new Set(filter.orgIds.map((o) => o.toLowerCase())), onEvent };
+    const idle = this.subscribers.size === 0;
     this.subscribers.add(sub);
-    this.starting ??= this.start().catch((err: unknown) => {
-      this.starting = null; // the next subscriber tries again
-      this.log.error({ err }, 'run feed: could not start');
-    });
+    if (!this.starting) {
+      this.starting = this.start().catch((err: unknown) => {
+        this.starting = null; // the next subscriber tries again
+        this.log.error({ err }, 'run feed: could not start');
+      });
+    } else if (idle) {
+      // Nobody heard the changes made while nobody listened: start from now again rather than read them all.
+      this.starting = this.starting.then(() => this.restart());
+    }
     return () => void this.subscribers.delete(sub);
   }
 
@@ -130,12 +136,33 @@ export class RunFeed {
   private async start(): Promise<void> {
     // Listen first, then take the starting point: a change committed in between is read, not lost.
     this.unlisten = await this.db.listen(RUN_EVENTS_CHANNEL, () => this.nudge(), () => this.nudge());
-    const { rows } = await this.db.query<{ at: Date; id: number }>('SELECT updated_at AS at, id FROM runs ORDER BY updated_at DESC, id DESC LIMIT 1');
-    this.cursor = rows[0] ? { at: new Date(rows[0].at), id: Number(rows[0].id) } : { at: new Date(0), id: 0 };
+    this.cursor = await this.newest();
     this.midBacklog = true; // after the newest row exactly: nothing up to it is news
     if (this.closed) return;
     this.timer = setInterval(() => this.read(), this.pollMs);
     this.timer.unref();
+  }
+
+  /** After idling: waits out a read in flight, then takes the starting point anew (reads pause meanwhile). */
+  private async restart(): Promise<void> {
+    if (!this.cursor || this.closed) return; // never started (it will, on its own) or closed
+    const saved = this.cursor;
+    this.cursor = null;
+    try {
+      await this.reading;
+      this.cursor = await this.newest();
+      this.midBacklog = true;
+      this.sent.clear();
+    } catch (err) {
+      this.cursor = saved; // read the backlog after all
+      this.log.warn({ err }, 'run feed: could not take a new starting point');
+    }
+  }
+
+  /** The newest change: nothing up to it is news. */
+  private async newest(): Promise<{ at: Date; id: number }> {
+    const { rows } = await this.db.query<{ at: Date; id: number }>('SELECT updated_at AS at, id FROM runs ORDER BY updated_at DESC, id DESC LIMIT 1');
+    return rows[0] ? { at: new Date(rows[0].at), id: Number(rows[0].id) } : { at: new Date(0), id: 0 };
   }
 
   private nudge(): void {

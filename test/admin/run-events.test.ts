@@ -208,6 +208,30 @@ describe('issue 14: the run feed', () => {
   });
 });
 
+describe('issue 14: the run feed after idling', () => {
+  it('a subscriber after a stretch with none hears changes from its subscription on, not the backlog made meanwhile', async () => {
+    const feed = new RunFeed(t.db, t.ctx.log, { pollMs: 60_000 });
+    const first: RunFeedEvent[] = [];
+    const unsubscribe = feed.subscribe({ orgIds: null }, (e) => first.push(e));
+    await feed.ready();
+    try {
+      unsubscribe();
+      const now = new Date();
+      for (let i = 0; i < 3; i++) await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now });
+      const second: RunFeedEvent[] = [];
+      feed.subscribe({ orgIds: null }, (e) => second.push(e));
+      await feed.ready();
+      const heard = await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now: new Date() });
+      (feed as unknown as { read(): void }).read(); // the catch-up tick, without waiting 60 s
+      await waitFor(() => second.some((e) => e.runId === heard.id));
+      expect(second.map((e) => e.runId)).toEqual([heard.id]);
+      expect(first).toEqual([]);
+    } finally {
+      await feed.close();
+    }
+  });
+});
+
 describe.skipIf(!onPostgres)('issue 14: live runs across instances (PostgreSQL)', () => {
   it('a change written by another instance reaches this instance’s stream through NOTIFY', async () => {
     const poll = liveStreamSettings.pollMs;
