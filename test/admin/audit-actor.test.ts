@@ -96,7 +96,7 @@ describe('an org admin signed in with a personal token', () => {
     await as('orgAdmin', 200, 'POST', `/runs/${queued.id}/cancel`);
     expect(actorsOf(await entries('run.cancelled', (e) => e.run_id === Number(queued.id)))).toEqual([orgAdminId]);
     // The run's error does not call an org admin a platform admin.
-    expect((await t.db.query('SELECT error FROM runs WHERE id = $1', [queued.id])).rows[0].error).toBe('Run cancelled by an admin');
+    expect((await t.db.query('SELECT error FROM runs WHERE id = $1', [queued.id])).rows[0]?.error).toBe('Run cancelled by an admin');
 
     const replay = await as('orgAdmin', 201, 'POST', `/runs/${queued.id}/replay`);
     expect(replay.replay_of).toBe(Number(queued.id));
