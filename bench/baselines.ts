@@ -2,7 +2,7 @@
 // essential work of the endpoint they stand for, on the same database handle, in the same process, against the
 // same runtime fake. No logger, no auth, no rate limit, no schema: what any implementation must pay.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { Db } from '../src/storage/db.ts';
 import { DOWNLOAD_PATH, TASK, type FakeUrls } from './types.ts';
 
@@ -69,7 +69,7 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     return reply.code(200).send();
   });
 
-  // One proxy hop, nothing else: what streaming a runtime's file through any process costs.
+  // One proxy hop through Fastify's stream reply, nothing else (INFO: what the usual way of proxying costs).
   app.post('/proxy-download', async (req, reply) => {
     const res = await request(`${fakes.n8n}/webhook/${DOWNLOAD_PATH}`, {
       dispatcher,
@@ -83,6 +83,52 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     if (typeof type === 'string') reply.header('content-type', type);
     if (typeof length === 'string') reply.header('content-length', length);
     return reply.code(200).send(res.body);
+  });
+
+  // The best hand-written Node proxy: undici's dispatch (no body stream) writing each chunk straight into the
+  // Node response, pausing the upstream while the response wants a drain. The floor the service's download is held to.
+  const downloadTarget = new URL(`${fakes.n8n}/webhook/${DOWNLOAD_PATH}`);
+  app.post('/dispatch-download', (req, reply) => {
+    reply.hijack();
+    const res = reply.raw;
+    let upstream: Dispatcher.DispatchController | null = null;
+    res.once('close', () => {
+      if (!res.writableFinished) upstream?.abort(new Error('the client left'));
+    });
+    dispatcher.dispatch(
+      {
+        origin: downloadTarget.origin,
+        path: downloadTarget.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ runId: 0, input: req.body ?? {} }),
+        bodyTimeout: 60_000,
+      },
+      {
+        onRequestStart(controller) {
+          upstream = controller;
+        },
+        onResponseStart(_controller, statusCode, headers) {
+          const type = headers['content-type'];
+          const length = headers['content-length'];
+          if (typeof type === 'string') res.setHeader('content-type', type);
+          if (typeof length === 'string') res.setHeader('content-length', length);
+          res.writeHead(statusCode === 200 ? 200 : 502);
+        },
+        onResponseData(controller, chunk) {
+          if (!res.write(chunk)) {
+            controller.pause();
+            res.once('drain', () => controller.resume());
+          }
+        },
+        onResponseEnd() {
+          res.end();
+        },
+        onResponseError() {
+          res.destroy();
+        },
+      },
+    );
   });
 
   // Memory floor: a request held open with nothing else attached.

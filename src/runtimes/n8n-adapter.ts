@@ -1,13 +1,12 @@
 // The workflow runtime: n8n, triggered through a Webhook node that holds the request until its Respond node
 // runs (runtimes.md "n8n"). The API key is only ever sent to the executions API, never to a webhook: webhook
 // request headers become workflow data that any node can read.
-import { request } from 'undici';
-import type { Readable } from 'node:stream';
 import type {
   FoundRun, InvokeArgs, Invoked, Outcome, RunMarker, RemoteStatus, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeLogEntry,
   StreamStart, WaitpointState, WorkflowAnswer,
 } from './runtime-adapter.ts';
 import { wirePayload } from './runtime-adapter.ts';
+import { openStream } from './upstream-stream.ts';
 import { fail, headerRecord, joinUrl, RuntimeHttp, runtimeMessage, transportFailure, unbuildableUrl, type ApiResponse } from './http.ts';
 import { cursorOf, EXECUTION_PAGES, EXECUTIONS_PAGE, matchExecution, workflowsForPath, type ExecutionPage, type WebhookWorkflow, type WorkflowPage } from './n8n-lookup.ts';
 import type { RuntimeCallName } from './runtime-calls.ts';
@@ -63,8 +62,9 @@ export class N8nAdapter implements RuntimeAdapter {
     args.signal?.addEventListener('abort', onAbort, { once: true });
     const { heldCallMaxMs, streamIdleMs } = this.#http.timeouts;
     try {
-      const res = await request(url, {
-        dispatcher: this.#http.dispatcher,
+      // undici's dispatch, not request: the bytes go straight from the parser to the caller (upstream-stream.ts).
+      const res = await openStream(this.#http.dispatcher, {
+        url,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(wirePayload(args.payload)),
@@ -79,9 +79,9 @@ export class N8nAdapter implements RuntimeAdapter {
       return {
         ok: true,
         value: {
-          status: res.statusCode,
+          status: res.status,
           headers,
-          body: res.body as Readable,
+          body: res.body,
           isJson,
           externalRunId: headers[EXECUTION_ID_HEADER] || null,
         },

@@ -93,10 +93,16 @@ export interface Invoked {
   answer?: Promise<WorkflowAnswer>;
 }
 
+/** A runtime's streamed bytes, not buffered (n8n: upstream-stream.ts, whose `pipe` writes straight into the response). */
+export interface StreamBody extends Readable {
+  /** Bytes received from the runtime so far. */
+  readonly received: number;
+}
+
 export interface StreamStart {
   status: number;
   headers: Record<string, string>; // lowercased names
-  body: Readable; // the runtime's bytes, not buffered
+  body: StreamBody;
   /**
    * True when the runtime answered JSON (content-type) or announced an empty body (`content-length: 0`) instead
    * of a file: spec 4.3's 502 case. A chunked body with no content-type that turns out empty is not detected

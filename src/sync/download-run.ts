@@ -12,8 +12,7 @@
 //   streamed: the caller is owed the file, and the first terminal write stands (the file metadata is then not
 //   recorded over it).
 import type { ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { findRun, type RunHead } from '../runs/runs-repo.ts';
@@ -47,7 +46,7 @@ export type DownloadOutcome =
       kind: 'stream';
       run: RunHead;
       headers: Record<string, string>;
-      /** The runtime's bytes, counted as they pass. Send it as the response body. */
+      /** The runtime's bytes. Send it as the response body: its pipe writes them straight into the response. */
       body: Readable;
       /** Call with the response before sending: records the run's end when the response closes. */
       track(res: ServerResponse): Promise<RunHead | null>;
@@ -134,6 +133,9 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
     if (!res.ok) return await endEarly(null, { code: 'runtime_failed', why: invokeFailureReason(res.failure) });
     const upstream = res.value;
     upstreamBody = upstream.body;
+    // What went wrong is read from `body.errored` (and by whoever reads the body meanwhile); an error between
+    // those readers must not be an unhandled 'error' event.
+    upstream.body.on('error', () => undefined);
     if (upstream.status < 200 || upstream.status >= 300 || upstream.isJson) {
       const why = await jsonReason(upstream, Math.min(2_000, Math.max(0, deadline - Date.now())));
       return await endEarly(upstream.body, { code: 'run_failed', why });
@@ -160,18 +162,13 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
 
     const meta = downloadHeaders(run.id, upstream.headers);
     const outputs = outputsHeader(upstream.headers['x-outputs']);
-    let bytes = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        bytes += chunk.length;
-        done(null, chunk);
-      },
-    });
+    // The body is sent as it is: its pipe writes each chunk straight into the response and counts it (no stream
+    // stage in between, decisions.md "Download path"). Its errors surface through `body.errored` and the response
+    // closing early.
+    const body = upstream.body;
     // A cancel or the running timeout cuts the transfer; whoever wrote that status wrote why.
-    const onEnded = (): void => void upstream.body.destroy(new Error('the run ended elsewhere'));
+    const onEnded = (): void => void body.destroy(new Error('the run ended elsewhere'));
     endedElsewhere.signal.addEventListener('abort', onEnded, { once: true });
-    // Errors surface through `counter.errored` and the response closing early; nothing to do with them here.
-    pipeline(upstream.body, counter).catch(() => undefined);
 
     const track = (resp: ServerResponse): Promise<RunHead | null> =>
       new Promise((resolve) => {
@@ -185,9 +182,10 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
           stall.stop();
           endedElsewhere.signal.removeEventListener('abort', onEnded);
           unwatch();
-          const brokeOff = counter.errored !== null;
+          const bytes = body.received;
+          const brokeOff = body.errored !== null;
           const flushed = resp.writableFinished && !brokeOff;
-          if (!flushed) upstream.body.destroy(); // the runtime's answer (and its socket) closes with the caller's
+          if (!flushed) body.destroy(); // the runtime's answer (and its socket) closes with the caller's
           const record = flushed
             ? finish(ctx, run, 'completed', {
                 outputData: { kind: 'file_download', filename: meta.filename, mimeType: meta.mimeType, sizeBytes: bytes },
@@ -207,7 +205,7 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
         });
       });
 
-    return { kind: 'stream', run: current, headers: meta.headers, body: counter, track };
+    return { kind: 'stream', run: current, headers: meta.headers, body, track };
   } catch (err) {
     // A write failed part-way (the database is down): nothing may stay open behind the 500 — not the runtime's
     // answer, not the window's timer, not the run watch listener.
