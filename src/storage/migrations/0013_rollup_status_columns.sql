@@ -17,3 +17,6 @@ CREATE TABLE run_day_rollup (
   outputs   bigint NOT NULL,
   PRIMARY KEY (day, agent_id)
 );
+-- One agent's or one organization's days (the dashboard's agent_id and org_id filters, a member's scope): the primary
+-- key leads with the day, so without this each agent would scan the period's rows of every agent.
+CREATE INDEX run_day_rollup_agent_idx ON run_day_rollup (agent_id, day);
