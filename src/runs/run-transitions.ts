@@ -3,7 +3,7 @@
 // status in the outbox, records it on the run's timeline with the path that wrote it, and NOTIFYs waiters
 // (`announced`), so a transition, its events, its timeline entry and its wake-up are atomic.
 import type { Queryable } from '../storage/db.ts';
-import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import { fixedWrite, writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import type { TransitionPath } from '../metrics/metrics.ts';
 import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from './run-states.ts';
 import { findRun, jsonParam, withExternalRunId, type RunRow, type WaitState } from './runs-repo.ts';
@@ -142,6 +142,41 @@ function transitionStatement(
 /** The run's status before the statement's UPDATE ($1 is the run id), locked (see transitionStatement). */
 const PRIOR_STATUS = 'SELECT id AS prior_id, status AS prior_status FROM runs WHERE id = $1 FOR UPDATE';
 
+/**
+ * The run ($1) if it is still queued, locked: the intermediate output's lift. Locking makes the read wait for, and
+ * re-check against, a concurrent writer's commit, so of two reports racing on a queued run only the one that
+ * lifts it sees `queued` (one timeline entry). A run that reads as running (or anything else) is not locked and
+ * this is empty: no status can move back to queued, so there is no lift to miss.
+ */
+const QUEUED_STATUS = "SELECT status AS prior_status FROM runs WHERE id = $1 AND status = 'queued' FOR UPDATE";
+
+/**
+ * recordIntermediateOutput's statement ($1 run, $2 allowed statuses, $3 now, $4 output, $5 outputs, $6 the agent
+ * when `ofAgent`). A lift out of `queued` is a status change and goes on the timeline; a report on a running run is
+ * not. Only a run that reads as queued is locked first (`lift`, QUEUED_STATUS): a report on a running run, the
+ * common case, costs the row's UPDATE alone, without a separate row lock and its WAL record (issue 15).
+ */
+const intermediateOutput = (ofAgent: boolean) =>
+  fixedWrite(ofAgent ? 6 : 5, {
+    ctes: (withinLimit) => `moved AS (
+       UPDATE runs SET
+         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+         started_at = coalesce(started_at, $3),
+         output_data = coalesce($4::jsonb, output_data),
+         outputs = coalesce($5::bigint, outputs),
+         updated_at = $3
+       FROM (SELECT 1) one LEFT JOIN (${QUEUED_STATUS}) lift ON true
+       WHERE id = $1 AND status = ANY($2::text[])${ofAgent ? ' AND agent_id = $6' : ''}${withinLimit ? ` AND ${withinLimit}` : ''}
+       RETURNING id, status, lift.prior_status),
+     timeline AS (
+       INSERT INTO run_transitions (run_id, status, via, at) SELECT id, status, 'callback', $3 FROM moved WHERE prior_status <> status
+     )`,
+    from: 'moved',
+    select: 'moved.id, moved.status',
+  });
+const INTERMEDIATE_OUTPUT = intermediateOutput(false);
+const INTERMEDIATE_OUTPUT_OF_AGENT = intermediateOutput(true);
+
 /** What an intermediate output returns when applied: the run stays non-terminal, nobody needs its whole row. */
 export type IntermediateResult = { kind: 'applied'; run: Pick<RunRow, 'id' | 'status'> } | Exclude<TransitionResult, { kind: 'applied' | 'noop' }>;
 
@@ -158,26 +193,9 @@ export async function recordIntermediateOutput(
   opts: { agentId?: number; guard: RateGuard | null },
 ): Promise<IntermediateResult | OverLimit> {
   const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, jsonParam(patch.outputData ?? null), patch.outputs ?? null];
-  const agentGuard = opts.agentId === undefined ? '' : ` AND agent_id = ${placeholderFor(params)(opts.agentId)}`;
-  const moved = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, {
-    params,
-    // A lift out of `queued` is a status change and goes on the timeline; a report on a running run is not.
-    ctes: (withinLimit) => `moved AS (
-       UPDATE runs SET
-         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
-         started_at = coalesce(started_at, $3),
-         output_data = coalesce($4::jsonb, output_data),
-         outputs = coalesce($5::bigint, outputs),
-         updated_at = $3
-       FROM (${PRIOR_STATUS}) prior
-       WHERE id = $1 AND id = prior_id AND status = ANY($2::text[])${agentGuard}${withinLimit ? ` AND ${withinLimit}` : ''}
-       RETURNING id, status, prior_status),
-     timeline AS (
-       INSERT INTO run_transitions (run_id, status, via, at) SELECT id, status, 'callback', $3 FROM moved WHERE prior_status <> status
-     )`,
-    from: 'moved',
-    select: 'moved.id, moved.status',
-  });
+  if (opts.agentId !== undefined) params.push(opts.agentId);
+  const fixed = opts.agentId === undefined ? INTERMEDIATE_OUTPUT : INTERMEDIATE_OUTPUT_OF_AGENT;
+  const moved = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, { params, fixed });
   if (moved && 'kind' in moved) return moved;
   if (moved) return { kind: 'applied', run: moved };
   const current = await findRun(q, runId);

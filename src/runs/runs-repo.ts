@@ -4,7 +4,7 @@
 import type { Queryable } from '../storage/db.ts';
 import { storableJson } from '../lib/storable-json.ts';
 import { sqlWhere } from '../storage/sql-where.ts';
-import { writeGuarded, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import { fixedWrite, writeGuarded, type GuardableWrite, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import type { RunStatus } from './run-states.ts';
 import { FIRST_STATUS_ON_TIMELINE } from './run-timeline.ts';
 
@@ -91,17 +91,9 @@ const insertValues = (r: NewRun) => [
  */
 export type RunInsertCompanion = (param: (value: unknown) => string) => string;
 
-/**
- * Inserts a run; with a guard, in the same statement as the request's rate-limit count (nothing over the limit);
- * with a companion, in the same statement as that write too (a failure of either fails both).
- */
-export function insertRun(q: Queryable, run: NewRun): Promise<RunHead>;
-export function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null, companion?: RunInsertCompanion | null): Promise<RunHead | OverLimit>;
-export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null = null, companion: RunInsertCompanion | null = null): Promise<RunHead | OverLimit> {
-  const params: unknown[] = insertValues(run);
-  const also = companion ? `, ${companion((v) => `$${params.push(v)}`)}` : '';
-  const row = await writeGuarded<RunHead>(q, guard, {
-    params,
+/** insertRun's statement in parts; `also`, a companion's CTE. Its first 12 parameters are insertValues'. */
+function insertWrite(also: string | null): Omit<GuardableWrite, 'params'> {
+  return {
     // INSERT … SELECT gives its parameters no column types, hence the casts.
     ctes: (withinLimit) =>
       (withinLimit === null
@@ -111,10 +103,24 @@ export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | nu
              SELECT $1::bigint, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::uuid, $8::timestamptz, $9::timestamptz,
                     $10::timestamptz, $11::timestamptz, $8::timestamptz, $12::bigint
              WHERE ${withinLimit}
-             RETURNING ${HEAD_COLUMNS})`) + `, ${FIRST_STATUS_ON_TIMELINE}` + also,
+             RETURNING ${HEAD_COLUMNS})`) + `, ${FIRST_STATUS_ON_TIMELINE}` + (also === null ? '' : `, ${also}`),
     from: 'inserted',
     select: 'inserted.*',
-  });
+  };
+}
+
+/** insertRun without a companion: its text never changes, so it is built once. */
+const INSERT_RUN = fixedWrite(12, insertWrite(null));
+
+/**
+ * Inserts a run; with a guard, in the same statement as the request's rate-limit count (nothing over the limit);
+ * with a companion, in the same statement as that write too (a failure of either fails both).
+ */
+export function insertRun(q: Queryable, run: NewRun): Promise<RunHead>;
+export function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null, companion?: RunInsertCompanion | null): Promise<RunHead | OverLimit>;
+export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null = null, companion: RunInsertCompanion | null = null): Promise<RunHead | OverLimit> {
+  const params: unknown[] = insertValues(run);
+  const row = await writeGuarded<RunHead>(q, guard, companion ? { params, ...insertWrite(companion((v) => `$${params.push(v)}`)) } : { params, fixed: INSERT_RUN });
   if (!row) throw new Error('run insert returned no row');
   return row;
 }
@@ -248,18 +254,18 @@ export async function withExternalRunId<T>(offered: string | null | undefined, w
  */
 export function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunHead | null> {
   return withExternalRunId(externalRunId, async (id) => {
-    const { rows } = await q.query<RunHead>(
-      `UPDATE runs SET
+    const { rows } = await q.query<RunHead>(RECORD_TRIGGERED, [runId, id, nextPollAt, now]);
+    return rows[0] ?? null;
+  });
+}
+
+// Built once: a text made on each call is hashed again on each call to find its prepared statement.
+const RECORD_TRIGGERED = `UPDATE runs SET
          external_run_id = coalesce(external_run_id, $2),
          next_poll_at = CASE WHEN status IN ('queued', 'running', 'waiting') THEN $3::timestamptz ELSE next_poll_at END,
          invoke_lease_until = NULL,
          updated_at = $4
-       WHERE id = $1 RETURNING ${HEAD_COLUMNS}`,
-      [runId, id, nextPollAt, now],
-    );
-    return rows[0] ?? null;
-  });
-}
+       WHERE id = $1 RETURNING ${HEAD_COLUMNS}`;
 
 /**
  * Spec 4.2 (task runtime): a completed run's output_data is the task's return value as the runtime reports it,
