@@ -3,7 +3,7 @@
 import type { AppContext } from '../context.ts';
 import { Sweeper } from '../lib/sweeper.ts';
 import { claimDueDeliveries } from './outbox-repo.ts';
-import { RUN_EVENTS_CHANNEL } from '../runs/run-transitions.ts';
+import { parseRunNotification, RUN_EVENTS_CHANNEL } from '../runs/run-transitions.ts';
 import type { OutboundClient } from '../lib/safe-http.ts';
 import { deliverEvent, type DeliveryOutcome } from './deliver-event.ts';
 
@@ -58,7 +58,7 @@ export class OutboxWorker extends Sweeper {
     super.start();
     this.#unlisten = this.#ctx.db
       .listen(RUN_EVENTS_CHANNEL, (payload) => {
-        if (EVENT_STATUSES.has(payload.slice(payload.indexOf(':') + 1))) void this.runOnce();
+        if (EVENT_STATUSES.has(parseRunNotification(payload).status)) void this.runOnce();
       })
       .catch((err: unknown) => {
         // The timer still delivers; only the nudge is lost.

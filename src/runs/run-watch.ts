@@ -1,12 +1,16 @@
 // Wakes synchronous waits when a run changes. A transition on this instance wakes local waiters at once; one on
-// another instance arrives through the NOTIFY run-transitions.ts sends in the same statement as the write.
-// Waiters still re-check the database periodically, so a lost notification only adds latency.
+// another instance arrives through the NOTIFY run-transitions.ts sends in the same statement as the write, with
+// the terminal row in it when it fits (then nobody reads it back). Waiters still re-check the database
+// periodically, so a lost notification only adds latency.
 import type { Db } from '../storage/db.ts';
 import type { RunRow } from './runs-repo.ts';
-import { RUN_EVENTS_CHANNEL } from './run-transitions.ts';
+import { parseRunNotification, rowFromNotification, RUN_EVENTS_CHANNEL } from './run-transitions.ts';
 import type { RunStatus } from './run-states.ts';
 
-/** `run` is the row as just written, when the write happened on this instance (no need to read it back). */
+/**
+ * `run` is the row as just written, when the write happened on this instance or its notification carried it (no
+ * need to read it back).
+ */
 type Listener = (status: RunStatus, run?: RunRow) => void;
 
 export class RunWatch {
@@ -21,8 +25,13 @@ export class RunWatch {
     this.stopListening = await this.db.listen(
       RUN_EVENTS_CHANNEL,
       (payload) => {
-        const sep = payload.indexOf(':');
-        this.publish(Number(payload.slice(0, sep)), payload.slice(sep + 1) as RunStatus);
+        const n = parseRunNotification(payload);
+        // The row is parsed only for a run someone here waits for.
+        if (!this.listeners.has(n.runId)) return;
+        const run = (n.rowJson !== null && rowFromNotification(n.rowJson)) || undefined;
+        // Without its row, a waiter reads it: what it needs besides (a task's return value) can be read meanwhile.
+        if (!run && n.status === 'completed') this.announceCompletion(n.runId);
+        this.emit(n.runId, n.status, run);
       },
       () => {
         for (const listener of this.reconnected) listener();
@@ -61,8 +70,9 @@ export class RunWatch {
   }
 
   /**
-   * A completion of run `runId` is being written on this instance (its task said so). Not a status: the write may
-   * still be refused. A wait uses it to start what it needs once the run is terminal while the write commits.
+   * A completion of run `runId` is being written on this instance (its task said so), or was announced without
+   * its row. Not a status: the write may still be refused. A wait uses it to start what it needs once the run is
+   * terminal while the write commits or the row is read.
    */
   announceCompletion(runId: number): void {
     const set = this.completing.get(runId);

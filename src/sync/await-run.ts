@@ -7,10 +7,11 @@
 // query and re-publishes the terminal ones: a lost notification costs latency, never the answer.
 //
 // Per wait this keeps one closure, one listener entry and one deadline timer: no interval and no query of its
-// own. A terminal write on this instance hands its row to the waits, so they read nothing; one woken by another
-// instance reads the row once. A wait on a run this instance has just created, subscribed before the runtime
-// learns of the run, needs no first look either (`fresh`): nothing can have ended the run before. Other first
-// looks that arrive together are batched into one query, so a burst of waits costs a handful of statements.
+// own. A terminal write on this instance hands its row to the waits, so they read nothing; so does the NOTIFY of
+// a write on another instance when the row fits in it (run-transitions.ts), else the woken wait reads it once. A
+// wait on a run this instance has just created, subscribed before the runtime learns of the run, needs no first
+// look either (`fresh`): nothing can have ended the run before. Other first looks that arrive together are
+// batched into one query, so a burst of waits costs a handful of statements.
 import type { AppContext } from '../context.ts';
 import { findRun, type RunRow } from '../runs/runs-repo.ts';
 import { isTerminal } from '../runs/run-states.ts';
@@ -105,8 +106,9 @@ export function watchTerminal(ctx: AppContext, runId: number, opts: AwaitOptions
     const unwatch = ctx.runWatch.watch(runId, (status, run) => {
       if (!isTerminal(status)) return;
       if (run) finish({ kind: 'terminal', run });
-      // Only the status (a NOTIFY): read the row, one turn later. A write on this instance sends its NOTIFY too,
-      // and that echo can arrive just before the write's own row is published here, which then wins.
+      // Only the status (a NOTIFY whose row was too big to carry, the backstop): read the row, one turn later. A
+      // write on this instance sends its NOTIFY too, and that echo can arrive just before the write's own row is
+      // published here, which then wins.
       else setImmediate(readTerminal);
     });
     opts.signal?.addEventListener('abort', onAbort, { once: true });

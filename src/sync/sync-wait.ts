@@ -117,7 +117,7 @@ export async function awaitTaskRun(ctx: AppContext, w: TaskRunWait): Promise<Syn
   if (res.kind === 'not_found') throw new Error(`run ${run.id} vanished while waited for`);
   if (res.kind === 'timeout') return { kind: 'timed_out', run: res.run };
   if (res.kind === 'unknown') return { kind: 'timed_out', run };
-  const finished = poll.appliedFromRuntime() ? res.run : await withTaskReturnValue(ctx, remote, res.run, w.deadline, externalRunId, earlyRead);
+  const finished = (await poll.appliedFromRuntime()) ? res.run : await withTaskReturnValue(ctx, remote, res.run, w.deadline, externalRunId, earlyRead);
   return { kind: 'finished', run: finished };
 }
 

@@ -51,8 +51,12 @@ export class PollBudget {
 }
 
 export interface TaskPoll {
-  /** True once this poll wrote the terminal state itself (its output is then the return value already). */
-  appliedFromRuntime(): boolean;
+  /**
+   * Whether this poll wrote the terminal state itself (its output is then the return value already). Settles
+   * after the poll's write of a final status, if one is under way: that write's own NOTIFY, carrying its row, can
+   * wake the wait before the write has returned here.
+   */
+  appliedFromRuntime(): Promise<boolean>;
 }
 
 /** Polls the runtime until `stop` fires or the run is terminal there. Never throws. */
@@ -63,6 +67,8 @@ export function pollTaskWhileWaiting(
 ): TaskPoll {
   const externalRunId = p.run.external_run_id;
   let applied = false;
+  /** Settles once the write of a final status the runtime reported has returned and `applied` is marked. */
+  let applying: Promise<void> | null = null;
   let attempt = 0;
   let timer: NodeJS.Timeout | null = null;
   let active = false;
@@ -90,16 +96,22 @@ export function pollTaskWhileWaiting(
       const res = await p.adapter.fetchStatus(p.runtime, externalRunId!);
       if (stop.aborted) return;
       if (res.ok) {
-        const outcome = await applyRemoteStatus(ctx, { run, runtimeId: p.runtime.id, target: p.target, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
-        if ('result' in outcome && outcome.result.kind !== 'not_found') {
-          // What this poll learnt of the run, so the next one does not try the same move again.
-          const { status, started_at } = outcome.result.run;
-          run = { ...run, status, started_at };
-        }
-        if ('result' in outcome && outcome.result.kind === 'applied') {
-          // Marked before the wake-up is published, so the waiter never sees the run terminal without the flag.
-          applied = outcome.kind === 'terminal';
-          ctx.runWatch.publishRun(outcome.result.run);
+        let marked = (): void => {};
+        if (isFinal(res.value)) applying = new Promise<void>((r) => (marked = r));
+        try {
+          const outcome = await applyRemoteStatus(ctx, { run, runtimeId: p.runtime.id, target: p.target, runningTimeoutMs: p.runningTimeoutMs, pollIntervalS: 0 }, res.value);
+          if ('result' in outcome && outcome.result.kind !== 'not_found') {
+            // What this poll learnt of the run, so the next one does not try the same move again.
+            const { status, started_at } = outcome.result.run;
+            run = { ...run, status, started_at };
+          }
+          if ('result' in outcome && outcome.result.kind === 'applied') {
+            // Marked before the wake-up is published, so the waiter never sees the run terminal without the flag.
+            applied = outcome.kind === 'terminal';
+            ctx.runWatch.publishRun(outcome.result.run);
+          }
+        } finally {
+          marked();
         }
         if (isFinal(res.value)) return; // terminal there: nothing more to learn
       }
@@ -110,7 +122,12 @@ export function pollTaskWhileWaiting(
     next();
   };
   next();
-  return { appliedFromRuntime: () => applied };
+  return {
+    appliedFromRuntime: async () => {
+      await applying;
+      return applied;
+    },
+  };
 }
 
 /**

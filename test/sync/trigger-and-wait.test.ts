@@ -6,6 +6,7 @@ import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { applyWorkflowAnswer } from '../../src/runs/start-run.ts';
 import { NO_ANSWER_REASON } from '../../src/sync/sync-wait.ts';
+import type { RunRow } from '../../src/runs/runs-repo.ts';
 import {
   callback, expectError, permissiveLimiter, platformRunId, runCount, sleep, taskAgent, waitForRun, workflowAgent,
 } from './sync-helpers.ts';
@@ -217,6 +218,39 @@ describe('spec 4.2 trigger-and-wait: task runtime', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ status: 'completed', output_data: { answer: 42, outputs: 3 }, outputs: 3 });
     expect(statusReads()).toBe(2); // the early read was the return-value read: none after the write
+  });
+
+  it('issue 15: a wait woken by its own poll\'s write before that write has returned does not read the return value again', async () => {
+    let fakeRunId = '';
+    let runId = 0;
+    // Finished at the runtime before the wait's first poll: that poll writes the terminal state, return value included.
+    const a = await taskAgent(t, trig, (run) => {
+      fakeRunId = run.id;
+      runId = platformRunId(run.payload);
+      trig.completeRun(run.id, { answer: 7, outputs: 1 });
+    });
+    const statusReads = (): number => trig.requestsTo(`/api/v3/runs/${fakeRunId}`, 'GET').length;
+    // The write's NOTIFY (carrying its row) reaches this instance before the write's own result does.
+    const db = t.ctx.db;
+    const query = db.query.bind(db);
+    db.query = (async (sql: string, params?: readonly unknown[]) => {
+      const res = await query(sql, params);
+      const row = res.rows[0] as (RunRow & { notified?: unknown; prior_status?: unknown }) | undefined;
+      if (sql.includes('moved AS') && params?.[0] === runId && row?.status === 'completed') {
+        const { notified: _n, prior_status: _p, ...written } = row;
+        t.ctx.runWatch.publishRun(written as RunRow);
+        await sleep(50);
+      }
+      return res;
+    }) as typeof db.query;
+    try {
+      const res = await t.app.inject({ method: 'POST', url: url(a.agent.id), headers: a.ingestAuth, payload: { timeoutMs: 15_000 } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'completed', output_data: { answer: 7, outputs: 1 }, outputs: 1 });
+    } finally {
+      db.query = query;
+    }
+    expect(statusReads()).toBe(1); // the poll's read, which wrote the return value: none after it
   });
 
   it('spec 4.2 / part 1: a workflow answer holding U+0000 or a lone surrogate is recorded (not mistaken for no answer)', async () => {
