@@ -5,7 +5,7 @@
 // so `queued` and `running` arrive with the next catch-up, within POLL_MS. Delivery is at least once.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../storage/db.ts';
-import { RUN_EVENTS_CHANNEL } from '../runs/run-transitions.ts';
+import { RUN_EVENTS_CHANNEL } from '../runs/run-announcements.ts';
 import type { RunStatus } from '../runs/run-states.ts';
 
 /** One run's status as of `updated_at`; ids as the admin run view gives them. */

@@ -3,7 +3,7 @@
 import type { AppContext } from '../context.ts';
 import { Sweeper } from '../lib/sweeper.ts';
 import { claimDueDeliveries } from './outbox-repo.ts';
-import { parseRunNotification, RUN_EVENTS_CHANNEL } from '../runs/run-transitions.ts';
+import { parseRunNotification, RUN_EVENTS_CHANNEL } from '../runs/run-announcements.ts';
 import type { OutboundClient } from '../lib/safe-http.ts';
 import { deliverEvent, type DeliveryOutcome } from './deliver-event.ts';
 

@@ -4,7 +4,7 @@
 // periodically, so a lost notification only adds latency.
 import type { Db } from '../storage/db.ts';
 import type { RunRow } from './runs-repo.ts';
-import { parseRunNotification, rowFromNotification, RUN_EVENTS_CHANNEL } from './run-transitions.ts';
+import { parseRunNotification, rowFromNotification, RUN_EVENTS_CHANNEL } from './run-announcements.ts';
 import type { RunStatus } from './run-states.ts';
 
 /**
