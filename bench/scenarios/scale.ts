@@ -434,6 +434,9 @@ function spread(s: Side): number[] {
 
 /** DUE running runs started 3 hours ago on agents with the default 2-hour timeout; one sweepTimeouts pass. */
 async function timeoutPass(s: Side): Promise<number> {
+  // Untimed: whatever else timed out since the last pass (runs earlier bench runs left in flight reach their
+  // timeout at any moment), so the timed pass fails the runs made due here.
+  await sweepTimeouts(s.ctx);
   await s.db.query(
     `INSERT INTO runs (agent_id, status, source, external_run_id, input, created_at, started_at, updated_at)
      SELECT a, 'running', 'trigger', 'run_t' || md5(random()::text), '{"document_id": "doc_timeout"}', now() - interval '3 hours', now() - interval '3 hours' + interval '2 seconds', now() - interval '3 hours'
@@ -443,8 +446,9 @@ async function timeoutPass(s: Side): Promise<number> {
   const t0 = performance.now();
   const res = await sweepTimeouts(s.ctx);
   const took = performance.now() - t0;
-  if (res.running.length !== DUE) throw new Error(`timeout sweep on the ${s.name} database failed ${res.running.length} runs, not ${DUE}`);
-  return took / DUE;
+  // One that reached its timeout in between is failed too (and counted): at least the DUE made due here.
+  if (res.running.length < DUE) throw new Error(`timeout sweep on the ${s.name} database failed ${res.running.length} runs, not ${DUE}`);
+  return took / res.running.length;
 }
 
 /**

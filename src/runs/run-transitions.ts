@@ -182,15 +182,18 @@ export async function recordIntermediateOutput(
 export const TIMEOUT_BATCH = 500;
 
 /**
- * Spec part 3 "queued → failed, 10 minutes since creation" as one set-based guarded UPDATE. The statuses come
- * from the state machine (terminal moves allowed from `queued`). Rows locked by another instance are skipped, not
- * waited for.
+ * Spec part 3 "queued → failed, 10 minutes since creation" as one set-based guarded UPDATE. Rows locked by another
+ * instance are skipped, not waited for. The status is written out, not a parameter, so that the planner reads
+ * runs_active_created_idx (runs in flight, by created_at) in the pick's order: with `status = ANY($2)` and
+ * statistics that make queued runs look common, it could read runs_created_idx from the first run ever created
+ * instead, through every finished run (issue 15: past the statement timeout at ten million runs).
  */
 export async function failQueuedTimedOut(q: Queryable, now: Date, queuedTimeoutMs: number, reason: string): Promise<RunRow[]> {
   const from = allowedFrom('terminal', 'failed').filter((s) => s === 'queued');
+  if (from.join() !== 'queued') throw new Error('the state machine no longer fails queued runs by timeout');
   return failSetBased(
     q,
-    `SELECT id FROM runs WHERE status = ANY($2::text[]) AND created_at < $1::timestamptz - make_interval(secs => $4::double precision)
+    `SELECT id FROM runs WHERE status = 'queued' AND created_at < $1::timestamptz - make_interval(secs => $4::double precision)
      ORDER BY created_at LIMIT ${TIMEOUT_BATCH} FOR UPDATE SKIP LOCKED`,
     [now, from, JSON.stringify(reason), queuedTimeoutMs / 1000],
   );
