@@ -8,7 +8,7 @@ if (!server) {
   process.exit(1);
 }
 prepareScaleDatabase(server).then(
-  (message) => console.log(message),
+  ({ seeded }) => console.log(seeded),
   (err: unknown) => {
     console.error(err);
     process.exit(1);

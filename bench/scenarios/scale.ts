@@ -69,8 +69,9 @@ export async function scale(h: Harness, r: Report): Promise<void> {
   const name = `scale: ${LABEL} runs`;
   const server = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
   if (!server) return r.skipped(name, 'PostgreSQL only: set BENCH_DATABASE_URL or TEST_DATABASE_URL', `within ${pctOver(MAX_RATIO)}`);
-  const scaleUrl = await ensureDatabase(server, DB_NAME);
-  r.note(`${name}: ${await prepareScaleDatabase(server)}`);
+  const prepared = await prepareScaleDatabase(server);
+  const scaleUrl = prepared.url;
+  r.note(`${name}: ${prepared.seeded}`);
   const emptyName = `ars_bench_scale_empty_${randomBytes(3).toString('hex')}`;
   const emptyUrl = await ensureDatabase(server, emptyName);
   const sides: Side[] = [];
@@ -80,11 +81,10 @@ export async function scale(h: Harness, r: Report): Promise<void> {
     dbs.push(scaleDb);
     const emptyDb = await openPostgres(emptyUrl, { poolSize: 10 });
     dbs.push(emptyDb);
-    for (const [side, db] of [['scale', scaleDb], ['empty', emptyDb]] as const) {
-      await migrate(db);
-      await seedAgentsSql(db);
-      sides.push(await openSide(side, db, h));
-    }
+    // The scale database is migrated and seeded (prepareScaleDatabase); the empty one gets the same agents.
+    await migrate(emptyDb);
+    await seedAgentsSql(emptyDb);
+    for (const [side, db] of [['scale', scaleDb], ['empty', emptyDb]] as const) sides.push(await openSide(side, db, h));
     const [big, empty] = sides as [Side, Side];
     const t0 = performance.now();
     await refreshRollup(big.db, new Date());
@@ -118,13 +118,13 @@ export async function scale(h: Harness, r: Report): Promise<void> {
  * Creates, migrates and seeds the scale database (or finishes an interrupted seed; a no-op once seeded), on its own
  * connections: `npm run bench:seed` runs only this, ahead of a bench, since ten million runs take a while.
  */
-export async function prepareScaleDatabase(server: string): Promise<string> {
+export async function prepareScaleDatabase(server: string): Promise<{ url: string; seeded: string }> {
   const url = await ensureDatabase(server, DB_NAME);
   const db = await openPostgres(url, { poolSize: 2 });
   try {
     await migrate(db);
     await seedAgentsSql(db);
-    return await seedRuns(db, url);
+    return { url, seeded: await seedRuns(db, url) };
   } finally {
     await db.close();
   }

@@ -15,6 +15,7 @@ const DAY_MS = 86_400_000;
 export const DEFAULT_PERIOD_DAYS = 30;
 /** A year and a leap day: long enough for a yearly report, short enough to stay one quick aggregate. */
 export const MAX_PERIOD_DAYS = 366;
+const STATUSES_ALPHABETICAL = [...RUN_STATUSES].sort();
 
 export interface DashboardQuery {
   from?: string;
@@ -42,8 +43,10 @@ export async function dashboard(ctx: AppContext, q: DashboardQuery): Promise<Das
 
   const totals = { runs: 0, outputs: 0, by_status: Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number> };
   const runsByStatus: Dashboard['runs_by_status'] = [];
+  // Days come from GROUP BY: in day order here, statuses alphabetical within a day.
+  byDay.sort((x, y) => x.day.localeCompare(y.day));
   for (const d of byDay) {
-    for (const status of [...RUN_STATUSES].sort()) {
+    for (const status of STATUSES_ALPHABETICAL) {
       if (d.runs[status] > 0) runsByStatus.push({ day: d.day, status, count: d.runs[status] });
       totals.by_status[status] += d.runs[status];
       totals.runs += d.runs[status];
@@ -55,9 +58,8 @@ export async function dashboard(ctx: AppContext, q: DashboardQuery): Promise<Das
   return {
     from: from.toISOString(),
     to: to.toISOString(),
-    // Days come from GROUP BY: put them in order (and runs_by_status in day order, statuses alphabetical within).
-    runs_by_status: runsByStatus.sort((x, y) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0)),
-    outputs_by_day: byDay.map((d) => ({ day: d.day, outputs: d.outputs })).sort((x, y) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0)),
+    runs_by_status: runsByStatus,
+    outputs_by_day: byDay.map((d) => ({ day: d.day, outputs: d.outputs })),
     by_agent: agents.sort((x, y) => y.outputs - x.outputs || y.runs - x.runs || x.agentId - y.agentId),
     totals,
   };

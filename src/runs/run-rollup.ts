@@ -60,14 +60,14 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
     let days: Date[];
     if (!state) {
       await tx.query('DELETE FROM run_day_rollup');
-      await insertAggregate(tx, null, today);
+      await insertAll(tx, today);
       days = [];
     } else {
       days = await changedDays(tx, state.freshThrough, null, today);
       for (let d = state.closedBefore; d < today; d = new Date(d.getTime() + DAY_MS)) days.push(d);
       days = [...new Map(days.map((d) => [d.getTime(), d])).values()];
       await tx.query('DELETE FROM run_day_rollup WHERE day = ANY($1::date[])', [days.map(dayText)]);
-      for (const d of days) await insertAggregate(tx, d, new Date(d.getTime() + DAY_MS));
+      for (const d of days) await insertDay(tx, d);
     }
     // Days from `today` on were never vouched for; if the clock went back, drop what is no longer closed.
     await tx.query('DELETE FROM run_day_rollup WHERE day >= $1::date', [dayText(today)]);
@@ -85,14 +85,31 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
 const COUNTS = RUN_STATUSES.map((st) => `count(*) FILTER (WHERE status = '${st}')::int AS ${st}`).join(', ');
 const COLUMNS = RUN_STATUSES.join(', ');
 
-/** The runs created in [from, to) (from null: since the first), aggregated into rollup rows. */
-async function insertAggregate(q: Queryable, from: Date | null, to: Date): Promise<void> {
+/**
+ * Rollup rows of the runs created in [from, to), within one UTC day (`day`, its date, as a placeholder): grouped by
+ * agent alone, so PostgreSQL hashes a few thousand groups; grouped by day and agent it estimated one group per run
+ * and sorted the day's runs on disk. `conditions`: further filters on runs.
+ */
+function dayAggregateSql(p: (value: unknown) => string, from: Date, to: Date, conditions: string[] = []): string {
+  const where = [`created_at >= ${p(from)}`, `created_at < ${p(to)}`, ...conditions].join(' AND ');
+  return `SELECT ${p(dayText(from))}::date AS day, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint AS outputs
+     FROM runs WHERE ${where} GROUP BY agent_id`;
+}
+
+/** The runs created on day `d`, written as its rollup rows. */
+async function insertDay(q: Queryable, d: Date): Promise<void> {
+  const params: unknown[] = [];
+  const sql = dayAggregateSql((v) => `$${params.push(v)}`, d, new Date(d.getTime() + DAY_MS));
+  await q.query(`INSERT INTO run_day_rollup (day, agent_id, ${COLUMNS}, outputs) ${sql}`, params);
+}
+
+/** The first build: every run created before `to`, in one statement (it reads every run once). */
+async function insertAll(q: Queryable, to: Date): Promise<void> {
   await q.query(
     `INSERT INTO run_day_rollup (day, agent_id, ${COLUMNS}, outputs)
      SELECT (created_at AT TIME ZONE 'UTC')::date, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint
-     FROM runs WHERE ($1::timestamptz IS NULL OR created_at >= $1) AND created_at < $2
-     GROUP BY 1, 2`,
-    [from, to],
+     FROM runs WHERE created_at < $1 GROUP BY 1, 2`,
+    [to],
   );
 }
 
@@ -128,16 +145,13 @@ export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<Pe
   const p = (value: unknown): string => `$${params.push(value)}`;
   const agent = f.agentId === undefined ? null : `agent_id = ${p(f.agentId)}`;
   const orgs = f.orgIds === undefined ? null : `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`;
-  const where = (...conditions: Array<string | null>) => `WHERE ${[...conditions, agent, orgs].filter((c) => c !== null).join(' AND ')}`;
-  /** Runs created in [from, to), within one UTC day. */
-  const raw = (from: Date, to: Date) =>
-    `SELECT ${p(dayText(from))}::date AS day, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint AS outputs
-     FROM runs ${where(`created_at >= ${p(from)}`, `created_at < ${p(to)}`)} GROUP BY agent_id`;
+  const filters = [agent, orgs].filter((c) => c !== null);
   const parts: string[] = [];
+  /** The runs created in [from, to), read from runs one UTC day at a time. */
   const rawDays = (from: Date, to: Date) => {
     for (let d = from; d < to; ) {
       const next = new Date(Math.min(dayStart(d).getTime() + DAY_MS, to.getTime()));
-      parts.push(raw(d, next));
+      parts.push(dayAggregateSql(p, d, next, filters));
       d = next;
     }
   };
@@ -146,10 +160,14 @@ export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<Pe
   else {
     const changed = await changedDays(db, state.freshThrough, first, end);
     parts.push(
-      `SELECT day, agent_id, ${COLUMNS}, outputs FROM run_day_rollup
-       ${where(`day >= ${p(dayText(first))}::date`, `day < ${p(dayText(end))}::date`, changed.length > 0 ? `day <> ALL(${p(changed.map(dayText))}::date[])` : null)}`,
+      `SELECT day, agent_id, ${COLUMNS}, outputs FROM run_day_rollup WHERE ${[
+        `day >= ${p(dayText(first))}::date`,
+        `day < ${p(dayText(end))}::date`,
+        ...(changed.length > 0 ? [`day <> ALL(${p(changed.map(dayText))}::date[])`] : []),
+        ...filters,
+      ].join(' AND ')}`,
     );
-    for (const d of changed) parts.push(raw(d, new Date(d.getTime() + DAY_MS)));
+    for (const d of changed) rawDays(d, new Date(d.getTime() + DAY_MS));
     rawDays(f.from, first);
     rawDays(end, f.to);
   }

@@ -1,6 +1,6 @@
 // Wakes synchronous waits when a run changes. A transition on this instance wakes local waiters at once; one on
-// another instance arrives through the NOTIFY run-transitions.ts sends in the same statement as the write, with
-// the terminal row in it when it fits (then nobody reads it back). Waiters still re-check the database
+// another instance arrives through the NOTIFY every status write sends in its own statement (run-announcements.ts),
+// with the terminal row in it when it fits (then nobody reads it back). Waiters still re-check the database
 // periodically, so a lost notification only adds latency.
 import type { Db } from '../storage/db.ts';
 import type { RunRow } from './runs-repo.ts';

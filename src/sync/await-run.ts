@@ -8,7 +8,7 @@
 //
 // Per wait this keeps one closure, one listener entry and one deadline timer: no interval and no query of its
 // own. A terminal write on this instance hands its row to the waits, so they read nothing; so does the NOTIFY of
-// a write on another instance when the row fits in it (run-transitions.ts), else the woken wait reads it once. A
+// a write on another instance when the row fits in it (run-announcements.ts), else the woken wait reads it once. A
 // wait on a run this instance has just created, subscribed before the runtime learns of the run, needs no first
 // look either (`fresh`): nothing can have ended the run before. Other first looks that arrive together are
 // batched into one query, so a burst of waits costs a handful of statements.
