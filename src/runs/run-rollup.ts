@@ -1,10 +1,13 @@
-// The dashboard's rollup (issue 14 "Fast with real data", issue 15 at 2,000 agents): closed UTC days' run counts
-// per status and outputs, one row per creation day and agent (run_day_rollup, migrations 0010 and 0013), so a 90-day
-// dashboard reads a few hundred thousand narrow rows instead of ten million runs. A run's status still changes after
-// its creation day closes, so the rollup is refreshed by a sweep, never by the write path, and a read stays exact
+// The dashboard's rollup (issue 14 "Fast with real data", issue 15 at 2,000 agents): run counts per status and
+// outputs, one row per creation day and agent (run_day_rollup, migrations 0010 and 0013), so a 90-day dashboard reads
+// a few hundred thousand narrow rows instead of ten million runs. A run's status still changes after its creation
+// day closes, so the rollup is refreshed by a sweep every minute, never by the write path. Closed days stay exact
 // without waiting for it: a closed day with a run changed since the last refresh (runs_updated_idx) is read from the
-// runs table, as are today and partial days at the period's ends — one day at a time, grouped by agent alone, so
-// PostgreSQL hashes a few thousand groups instead of sorting a day's runs.
+// runs table, as are partial days at the period's ends — one day at a time, grouped by agent alone, so PostgreSQL
+// hashes a few thousand groups instead of sorting a day's runs. The open day (today) is in the rollup too, as of the
+// last refresh, for the runs created before its fresh_through; the runs created since are read from runs. Today's
+// figures may so lag by up to a refresh interval (issue 15: read from runs, today cost what a day's runs cost, and
+// its pages, changed all day, are rarely all-visible, so an index-only read fetched most of them from the heap).
 import type { Db, Queryable } from '../storage/db.ts';
 import { RUN_STATUSES, type RunStatus } from './run-states.ts';
 
@@ -28,9 +31,9 @@ const FRESH_MARGIN_MS = 60_000;
 const LOCK_ID = 0x41525301;
 
 export interface RollupState {
-  /** Every UTC day before this one is in the rollup. */
+  /** Every UTC day before this one is in the rollup; this day (open at the refresh) holds its runs created before freshThrough. */
   closedBefore: Date;
-  /** The rollup is exact for every run whose updated_at is at or before this. */
+  /** The rollup's closed days are exact for every run whose updated_at is at or before this. */
   freshThrough: Date;
 }
 
@@ -48,7 +51,8 @@ export async function rollupState(q: Queryable): Promise<RollupState | null> {
 
 /**
  * Brings the rollup up to `now`: the days that closed since the last refresh, and the closed days with a run
- * changed since then, are recomputed from the runs table. The first refresh builds every closed day.
+ * changed since then, are recomputed from the runs table (`days` counts them); so is the open day, as of `now`, for
+ * its runs created before the new fresh_through. The first refresh builds every closed day.
  */
 export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }> {
   const today = dayStart(now);
@@ -69,9 +73,10 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
       await tx.query('DELETE FROM run_day_rollup WHERE day = ANY($1::date[])', [days.map(dayText)]);
       for (const d of days) await insertDay(tx, d);
     }
-    // Days from `today` on were never vouched for; if the clock went back, drop what is no longer closed.
+    // The open day's rows are rewritten on every refresh; if the clock went back, drop what is no longer closed.
     await tx.query('DELETE FROM run_day_rollup WHERE day >= $1::date', [dayText(today)]);
     const freshThrough = state && state.freshThrough > fresh ? state.freshThrough : fresh;
+    if (freshThrough > today) await insertDay(tx, today, new Date(Math.min(freshThrough.getTime(), today.getTime() + DAY_MS)));
     await tx.query(
       `INSERT INTO run_rollup_state (closed_before, fresh_through) VALUES ($1::date, $2)
        ON CONFLICT (singleton) DO UPDATE SET closed_before = EXCLUDED.closed_before, fresh_through = EXCLUDED.fresh_through`,
@@ -96,10 +101,10 @@ function dayAggregateSql(p: (value: unknown) => string, from: Date, to: Date, co
      FROM runs WHERE ${where} GROUP BY agent_id`;
 }
 
-/** The runs created on day `d`, written as its rollup rows. */
-async function insertDay(q: Queryable, d: Date): Promise<void> {
+/** The runs created on day `d` (before `to`, for the open day), written as its rollup rows. */
+async function insertDay(q: Queryable, d: Date, to = new Date(d.getTime() + DAY_MS)): Promise<void> {
   const params: unknown[] = [];
-  const sql = dayAggregateSql((v) => `$${params.push(v)}`, d, new Date(d.getTime() + DAY_MS));
+  const sql = dayAggregateSql((v) => `$${params.push(v)}`, d, to);
   await q.query(`INSERT INTO run_day_rollup (day, agent_id, ${COLUMNS}, outputs) ${sql}`, params);
 }
 
@@ -133,14 +138,17 @@ export interface PeriodAggregate {
 
 /**
  * The dashboard's figures for [from, to), in one statement whose answer grows with days plus agents: the closed
- * whole days from the rollup, the rest (partial days at either end, today, closed days changed since the last
- * refresh) aggregated from runs a day at a time, all folded by GROUPING SETS in PostgreSQL. Without a rollup, every
- * row is read from runs, which is also what the tests compare it with.
+ * whole days from the rollup, and the open day's runs created before fresh_through when the period covers them all;
+ * the rest (partial days at either end, runs created since the refresh, closed days changed since it) aggregated
+ * from runs a day at a time, all folded by GROUPING SETS in PostgreSQL. Without a rollup, every row is read from
+ * runs, which is also what the tests compare it with.
  */
 export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<PeriodAggregate> {
   const state = await rollupState(db);
   const first = nextDayStart(f.from);
   const end = state ? new Date(Math.min(dayStart(f.to).getTime(), state.closedBefore.getTime())) : first;
+  // The open day from the rollup: its rows count the runs created from its start to fresh_through.
+  const open = state && f.from <= state.closedBefore && f.to >= state.freshThrough && state.freshThrough > state.closedBefore;
   const params: unknown[] = [];
   const p = (value: unknown): string => `$${params.push(value)}`;
   const agent = f.agentId === undefined ? null : `agent_id = ${p(f.agentId)}`;
@@ -156,20 +164,21 @@ export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<Pe
     }
   };
 
-  if (!state || first >= end) rawDays(f.from, f.to);
+  if (!state || (first >= end && !open)) rawDays(f.from, f.to);
   else {
-    const changed = await changedDays(db, state.freshThrough, first, end);
+    const changed = first < end ? await changedDays(db, state.freshThrough, first, end) : [];
+    const rolledUntil = open ? new Date(state.closedBefore.getTime() + DAY_MS) : end;
     parts.push(
       `SELECT day, agent_id, ${COLUMNS}, outputs FROM run_day_rollup WHERE ${[
         `day >= ${p(dayText(first))}::date`,
-        `day < ${p(dayText(end))}::date`,
+        `day < ${p(dayText(rolledUntil))}::date`,
         ...(changed.length > 0 ? [`day <> ALL(${p(changed.map(dayText))}::date[])`] : []),
         ...filters,
       ].join(' AND ')}`,
     );
     for (const d of changed) rawDays(d, new Date(d.getTime() + DAY_MS));
     rawDays(f.from, first);
-    rawDays(end, f.to);
+    rawDays(open ? state.freshThrough : end, f.to);
   }
   const sums = RUN_STATUSES.map((st) => `sum(${st})::bigint AS ${st}`).join(', ');
   const { rows } = await db.query<Record<RunStatus, string> & { day: string | null; agent_id: string | null; outputs: string }>(

@@ -5,7 +5,7 @@ import type { Queryable } from '../storage/db.ts';
 import { storableJson } from '../lib/storable-json.ts';
 import { sqlWhere } from '../storage/sql-where.ts';
 import { fixedWrite, writeGuarded, type GuardableWrite, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
-import type { RunStatus } from './run-states.ts';
+import { RUN_STATUSES, type RunStatus } from './run-states.ts';
 import { FIRST_STATUS_ON_TIMELINE } from './run-timeline.ts';
 
 export interface WaitState {
@@ -134,7 +134,7 @@ export async function insertRunOnce(q: Queryable, run: NewRun & { externalRunId:
     `WITH inserted AS (
        INSERT INTO runs (${INSERT_COLUMNS})
        VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, $8, $12)
-       ON CONFLICT (agent_id, external_run_id) DO NOTHING RETURNING *
+       ON CONFLICT (agent_id, external_run_id) WHERE external_run_id IS NOT NULL DO NOTHING RETURNING *
      ), ${FIRST_STATUS_ON_TIMELINE}
      SELECT * FROM inserted`,
     insertValues(run),
@@ -199,21 +199,33 @@ export interface RunListFilter {
   limit: number;
 }
 
-/** The admin list: newest first, keyset-paginated on id (ids only grow). Indexes: migrations 0001, 0008, 0010. */
+/**
+ * The admin list: newest first, keyset-paginated on id (ids only grow). Indexes: migrations 0001, 0008, 0010, 0016.
+ * One agent's runs of every status are read one status at a time from runs_agent_status_idx, merged by id: there is
+ * no (agent_id, id) index any more (migration 0016), and without the split PostgreSQL would read all of the agent's
+ * runs, or every run newest first until it found the agent's.
+ */
 export async function listRuns(q: Queryable, f: RunListFilter): Promise<RunRow[]> {
   const params: unknown[] = [];
-  const where = sqlWhere(params, (p) => [
-    f.agentId !== undefined && `agent_id = ${p(f.agentId)}`,
-    f.orgIds !== undefined && `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`,
-    f.status !== undefined && `status = ${p(f.status)}`,
-    f.source !== undefined && `source = ${p(f.source)}`,
-    f.createdFrom !== undefined && `created_at >= ${p(f.createdFrom)}`,
-    f.createdTo !== undefined && `created_at < ${p(f.createdTo)}`,
-    f.externalRunId !== undefined && `external_run_id = ${p(f.externalRunId)}`,
-    f.createdBy !== undefined && `created_by = ${p(f.createdBy)}::uuid`,
-    f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
-  ]);
-  const { rows } = await q.query<RunRow>(`SELECT * FROM runs ${where} ORDER BY id DESC LIMIT $${params.push(f.limit)}`, params);
+  // `only`: one status of the per-status split, written out (a constant of RUN_STATUSES), not a parameter.
+  const where = (only?: RunStatus) =>
+    sqlWhere(params, (p) => [
+      f.agentId !== undefined && `agent_id = ${p(f.agentId)}`,
+      f.orgIds !== undefined && `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`,
+      only !== undefined ? `status = '${only}'` : f.status !== undefined && `status = ${p(f.status)}`,
+      f.source !== undefined && `source = ${p(f.source)}`,
+      f.createdFrom !== undefined && `created_at >= ${p(f.createdFrom)}`,
+      f.createdTo !== undefined && `created_at < ${p(f.createdTo)}`,
+      f.externalRunId !== undefined && `external_run_id = ${p(f.externalRunId)}`,
+      f.createdBy !== undefined && `created_by = ${p(f.createdBy)}::uuid`,
+      f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
+    ]);
+  const perStatus = f.agentId !== undefined && f.status === undefined;
+  const limit = `LIMIT ${Math.trunc(f.limit)}`;
+  const sql = perStatus
+    ? `SELECT * FROM (${RUN_STATUSES.map((st) => `(SELECT * FROM runs ${where(st)} ORDER BY id DESC ${limit})`).join(' UNION ALL ')}) r ORDER BY id DESC ${limit}`
+    : `SELECT * FROM runs ${where()} ORDER BY id DESC ${limit}`;
+  const { rows } = await q.query<RunRow>(sql, params);
   return rows;
 }
 
@@ -233,7 +245,7 @@ export async function lockRunOfAgent(q: Queryable, runId: number, agentId: numbe
 /**
  * Runs a write that carries the runtime's id for a run, so that the id can never fail it: an id the column refuses
  * (empty, over 255 characters) is left out up front, and one another run of the same agent already holds
- * (runs_agent_external_key: a runtime that reuses ids, a constant `x-n8n-execution-id`, an n8n whose ids
+ * (runs_external_agent_key, migration 0016: a runtime that reuses ids, a constant `x-n8n-execution-id`, an n8n whose ids
  * restarted) makes the write run again without it. The caller sees `external_run_id` still null.
  */
 export async function withExternalRunId<T>(offered: string | null | undefined, write: (externalRunId: string | null) => Promise<T>): Promise<T> {
@@ -242,7 +254,7 @@ export async function withExternalRunId<T>(offered: string | null | undefined, w
     return await write(id);
   } catch (err) {
     const e = err as { code?: unknown; constraint?: unknown } | null;
-    if (id === null || e?.code !== '23505' || e.constraint !== 'runs_agent_external_key') throw err;
+    if (id === null || e?.code !== '23505' || e.constraint !== 'runs_external_agent_key') throw err;
     return write(null);
   }
 }

@@ -83,6 +83,26 @@ describe('issue 14: the dashboard rollup', () => {
     expect(await dashboard(t.ctx, q)).toEqual(expected);
   });
 
+  it("today's runs created before the refresh count as of that refresh (a change lands at the next one); later runs count at once (issue 15)", async () => {
+    const today = { from: '2026-05-20T00:00:00Z', to: '2026-05-21T00:00:00Z' };
+    const early = await insertRun(t.db, { agentId: agents[0]!.agent.id, status: 'queued', source: 'trigger', now: new Date(clock.now().getTime() - 2 * HOUR) });
+    await refreshRollup(t.db, clock.now());
+    const before = await dashboard(t.ctx, today);
+    expect(before).toEqual(await raw(today));
+    const late = await insertRun(t.db, { agentId: agents[0]!.agent.id, status: 'queued', source: 'trigger', now: clock.now() });
+    await transition(t.db, early.id, 'terminal', 'failed', clock.now(), { error: 'x' }, { via: 'admin' });
+
+    const now = await dashboard(t.ctx, today);
+    // `late` is read from runs; `early` still counts as queued, as at the refresh.
+    expect(now.totals.by_status).toEqual({ ...before.totals.by_status, queued: before.totals.by_status.queued + 1 });
+    expect((await raw(today)).totals.by_status).toEqual({ ...before.totals.by_status, failed: before.totals.by_status.failed + 1 });
+
+    clock.advance(2 * 60_000); // past the refresh's margin
+    await refreshRollup(t.db, clock.now());
+    expect(await dashboard(t.ctx, today)).toEqual(await raw(today));
+    expect(late.id).toBeGreaterThan(early.id);
+  });
+
   it('a new day closes into the rollup at the next refresh', async () => {
     clock.set(new Date('2026-05-22T00:30:00Z'));
     const { id } = await insertRun(t.db, { agentId: agents[0]!.agent.id, status: 'queued', source: 'trigger', now: new Date('2026-05-21T23:00:00Z') });

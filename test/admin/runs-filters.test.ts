@@ -43,6 +43,28 @@ describe('GET /api/admin/runs filters (issue 14)', () => {
     expect(await listed(`created_to=2026-01-04T00:00:00Z&limit=2&cursor=${first.next_cursor}`)).toEqual([ids.early]);
   });
 
+  it("one agent's runs come newest first whatever their statuses, and page (read per status, merged: migration 0016)", async () => {
+    const other = await seedAgent(t);
+    const statuses = ['completed', 'queued', 'failed', 'running', 'completed', 'cancelled', 'waiting', 'failed'] as const;
+    const made: number[] = [];
+    for (const [i, status] of statuses.entries()) {
+      const id = (await insertRun(t.db, { agentId: other.agent.id, status: 'queued', source: 'trigger', now: new Date(Date.UTC(2026, 1, 1, i)) })).id;
+      await t.db.query('UPDATE runs SET status = $2 WHERE id = $1', [id, status]);
+      made.push(id);
+    }
+    const newestFirst = [...made].reverse();
+    const pages: number[][] = [];
+    let cursor = '';
+    do {
+      const page = await ok(t, 200, 'GET', `/runs?agent_id=${other.agent.id}&limit=3${cursor && `&cursor=${cursor}`}`);
+      pages.push(page.data.map((r: { runId: number }) => r.runId));
+      cursor = page.next_cursor ?? '';
+    } while (cursor);
+    expect(pages).toEqual([newestFirst.slice(0, 3), newestFirst.slice(3, 6), newestFirst.slice(6)]);
+    expect(await listed(`agent_id=${other.agent.id}&status=failed`)).toEqual([made[7], made[2]]);
+    expect(await listed(`agent_id=${other.agent.id}&created_from=2026-02-01T05:00:00Z&limit=50`)).toEqual(newestFirst.slice(0, 3));
+  });
+
   it('a malformed filter is 400 naming it', async () => {
     expectInvalid(await call(t, 'GET', '/runs?created_from=yesterday'), 'querystring.created_from');
     expectInvalid(await call(t, 'GET', '/runs?created_to=2026-01-01'), 'querystring.created_to');

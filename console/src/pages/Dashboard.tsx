@@ -1,5 +1,6 @@
 // /dashboard: runs by status and outputs per day, and runs and outputs per agent, with totals, for a chosen period of
-// whole UTC days (the API's per-day figures; a period starting at 00:00 UTC reads closed days from the rollup). Plain
+// whole UTC days (the API's per-day figures; a period starting at 00:00 UTC reads closed days from the rollup; today's
+// runs count as of the rollup's last refresh, every minute, issue 15). Plain
 // CSS bars (no chart library); each bar has its number in text, so nothing is shown by colour or length alone.
 import { useState } from 'react';
 import { api, RUN_STATUSES, unwrap } from '../api/client.ts';
@@ -53,7 +54,7 @@ export function Dashboard() {
           const shown = allAgents ? d.by_agent : d.by_agent.slice(0, TOP_AGENTS);
           return (
             <>
-              <p className="muted">From <Time iso={d.from} /> to <Time iso={d.to} /></p>
+              <p className="muted">From <Time iso={d.from} /> to <Time iso={d.to} />. Today's runs show their status as of at most a minute or two ago; earlier days are exact.</p>
               <div className="totals">
                 <div className="card stat"><span className="stat-n">{d.totals.runs}</span> runs</div>
                 <div className="card stat"><span className="stat-n">{d.totals.outputs}</span> outputs</div>
