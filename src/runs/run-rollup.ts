@@ -5,9 +5,9 @@
 // without waiting for it: a closed day with a run changed since the last refresh (runs_updated_idx) is read from the
 // runs table, as are partial days at the period's ends — one day at a time, grouped by agent alone, so PostgreSQL
 // hashes a few thousand groups instead of sorting a day's runs. The open day (today) is in the rollup too, as of the
-// last refresh, for the runs created before its fresh_through; the runs created since are read from runs. Today's
-// figures may so lag by up to a refresh interval (issue 15: read from runs, today cost what a day's runs cost, and
-// its pages, changed all day, are rarely all-visible, so an index-only read fetched most of them from the heap).
+// last refresh, for the runs created before its fresh_through; the runs created since are read from runs. So today's
+// figures can lag by up to a refresh interval (issue 15: read from runs, today cost what a day's runs cost, and its
+// pages, changed all day, are rarely all-visible, so an index-only read fetched most of them from the heap).
 import type { Db, Queryable } from '../storage/db.ts';
 import { RUN_STATUSES, type RunStatus } from './run-states.ts';
 

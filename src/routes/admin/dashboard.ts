@@ -35,7 +35,7 @@ const DashboardBody = Type.Object({
 export default async function dashboardRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/dashboard', { schema: { operationId: 'adminDashboard', summary: 'Runs by status and outputs per day, runs and outputs per agent, with totals', querystring: DashboardQuery, response: { 200: DashboardBody } } }, async (req) => {
+  app.get('/dashboard', { schema: { operationId: 'adminDashboard', summary: 'Runs by status and outputs per day, runs and outputs per agent, with totals', description: "Runs count on the UTC day they were created. Closed days are exact; today's runs created before the last rollup refresh (every minute) count with their status and outputs as of that refresh, so today's figures can lag by a minute or two.", querystring: DashboardQuery, response: { 200: DashboardBody } } }, async (req) => {
     const q = req.query;
     return dashboard(app.ctx, { from: q.from, to: q.to, orgId: q.org_id, agentId: queryInt(q.agent_id, 'agent_id', 1, Number.MAX_SAFE_INTEGER), scope: orgScope(req.principal!) });
   });

@@ -170,7 +170,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Runs by status and outputs per day, runs and outputs per agent, with totals */
+        /**
+         * Runs by status and outputs per day, runs and outputs per agent, with totals
+         * @description Runs count on the UTC day they were created. Closed days are exact; today's runs created before the last rollup refresh (every minute) count with their status and outputs as of that refresh, so today's figures can lag by a minute or two.
+         */
         get: operations["adminDashboard"];
         put?: never;
         post?: never;
