@@ -7,7 +7,7 @@
 import type { AppContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../runs/run-states.ts';
-import { aggregatePeriod, type StatusCounts } from '../runs/run-rollup.ts';
+import { aggregatePeriod, type StatusCounts } from '../runs/run-aggregate.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../lib/timestamps.ts';
 import type { OrgScope } from './lists.ts';
 

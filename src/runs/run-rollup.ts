@@ -1,26 +1,20 @@
-// The dashboard's rollup (issue 14 "Fast with real data", issue 15 at 2,000 agents): run counts per status and
-// outputs, one row per creation day and agent (run_day_rollup, migrations 0010 and 0013), so a 90-day dashboard reads
-// a few hundred thousand narrow rows instead of ten million runs. A run's status still changes after its creation
-// day closes, so the rollup is refreshed by a sweep every minute, never by the write path. Closed days stay exact
-// without waiting for it: a closed day with a run changed since the last refresh (runs_updated_idx) is read from the
-// runs table, as are partial days at the period's ends — one day at a time, grouped by agent alone, so PostgreSQL
-// hashes a few thousand groups instead of sorting a day's runs. The open day (today) is in the rollup too, as of the
-// last refresh, for the runs created before its fresh_through; the runs created since are read from runs. So today's
-// figures can lag by up to a refresh interval (issue 15: read from runs, today cost what a day's runs cost, and its
-// pages, changed all day, are rarely all-visible, so an index-only read fetched most of them from the heap).
+// The dashboard's rollup (issue 14 "Fast with real data", issue 15 at 2,000 agents and ten million runs): run counts
+// per status and outputs, one row per creation day and agent (run_day_rollup, migrations 0010 and 0013), so a
+// 90-day dashboard reads rows per day and agent instead of ten million runs; and two tables derived from it
+// (migration 0018): per day and organization (runs per day, when no agent is asked for) and per agent and aligned
+// span of 2 to 256 closed days (runs per agent over a period, about eight rows per agent for 90 days). A run's status
+// still changes after its creation day closes, so the rollup is refreshed by a sweep every minute, never by the
+// write path. Closed days stay exact without waiting for it: a closed day with a run changed since the last refresh
+// (runs_updated_idx) is read from the runs table, as are partial days at the period's ends (run-aggregate.ts). The
+// open day (today) is in the rollup too, as of the last refresh, for the runs created before its fresh_through; the
+// runs created since are read from runs. So today's figures can lag by up to a refresh interval (issue 15: read from
+// runs, today cost what a day's runs cost, and its pages, changed all day, are rarely all-visible, so an index-only
+// read fetched most of them from the heap).
 import type { Db, Queryable } from '../storage/db.ts';
-import { RUN_STATUSES, type RunStatus } from './run-states.ts';
+import { RUN_STATUSES } from './run-states.ts';
 
 const DAY_MS = 86_400_000;
 
-export interface RunAggregateFilter {
-  /** Runs created at or after `from` and before `to`. */
-  from: Date;
-  to: Date;
-  agentId?: number;
-  /** Only agents of these organizations (a filter, or a caller's scope). */
-  orgIds?: string[];
-}
 /**
  * A write stamps updated_at (its instance's clock) before it commits. A refresh that has seen every change up to
  * `now` vouches only for changes stamped this much earlier, so a write committing late, or an instance whose clock
@@ -37,9 +31,30 @@ export interface RollupState {
   freshThrough: Date;
 }
 
-const dayStart = (at: Date): Date => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
-const nextDayStart = (at: Date): Date => new Date(Math.ceil(at.getTime() / DAY_MS) * DAY_MS);
-const dayText = (at: Date): string => at.toISOString().slice(0, 10);
+export const dayStart = (at: Date): Date => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
+export const nextDayStart = (at: Date): Date => new Date(Math.ceil(at.getTime() / DAY_MS) * DAY_MS);
+export const dayText = (at: Date): string => at.toISOString().slice(0, 10);
+/** Days since 1970-01-01 (UTC), as PostgreSQL's `date - DATE '1970-01-01'`. */
+export const dayNumber = (at: Date): number => Math.floor(at.getTime() / DAY_MS);
+export const dayOfNumber = (n: number): string => dayText(new Date(n * DAY_MS));
+
+/** run_span_rollup's sizes, in days: the widest covers most of a year, the dashboard's longest period. */
+export const SPANS = [2, 4, 8, 16, 32, 64, 128, 256] as const;
+
+/**
+ * Whole days [first, end) (day numbers) as aligned spans, widest first: at most two of each size. A span of 1 is a
+ * run_day_rollup day.
+ */
+export function spanCover(first: number, end: number): Array<{ start: number; span: number }> {
+  const cover: Array<{ start: number; span: number }> = [];
+  for (let start = first; start < end; ) {
+    let span: number = SPANS[SPANS.length - 1]!;
+    while (span > 1 && (start % span !== 0 || start + span > end)) span /= 2;
+    cover.push({ start, span });
+    start += span;
+  }
+  return cover;
+}
 
 export async function rollupState(q: Queryable): Promise<RollupState | null> {
   const { rows } = await q.query<{ closed_before: string; fresh_through: Date }>(
@@ -63,7 +78,7 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
     const state = await rollupState(tx);
     let days: Date[];
     if (!state) {
-      await tx.query('DELETE FROM run_day_rollup');
+      for (const table of ['run_day_rollup', 'run_day_org_rollup', 'run_span_rollup']) await tx.query(`DELETE FROM ${table}`);
       await insertAll(tx, today);
       days = [];
     } else {
@@ -77,6 +92,8 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
     await tx.query('DELETE FROM run_day_rollup WHERE day >= $1::date', [dayText(today)]);
     const freshThrough = state && state.freshThrough > fresh ? state.freshThrough : fresh;
     if (freshThrough > today) await insertDay(tx, today, new Date(Math.min(freshThrough.getTime(), today.getTime() + DAY_MS)));
+    await refreshOrgDays(tx, state ? days : null, today);
+    await refreshSpans(tx, state ? days : null, today);
     await tx.query(
       `INSERT INTO run_rollup_state (closed_before, fresh_through) VALUES ($1::date, $2)
        ON CONFLICT (singleton) DO UPDATE SET closed_before = EXCLUDED.closed_before, fresh_through = EXCLUDED.fresh_through`,
@@ -88,14 +105,16 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
 
 /** One count column per status, in RUN_STATUSES order: `count(*) FILTER (WHERE status = 'queued')::int AS queued`, … */
 const COUNTS = RUN_STATUSES.map((st) => `count(*) FILTER (WHERE status = '${st}')::int AS ${st}`).join(', ');
-const COLUMNS = RUN_STATUSES.join(', ');
+export const COLUMNS = RUN_STATUSES.join(', ');
+/** Rollup rows summed: their count columns (int, a day's or a span's runs of one agent or organization) and outputs. */
+const SUMS = `${RUN_STATUSES.map((st) => `sum(${st})::int`).join(', ')}, sum(outputs)::bigint`;
 
 /**
  * Rollup rows of the runs created in [from, to), within one UTC day (`day`, its date, as a placeholder): grouped by
  * agent alone, so PostgreSQL hashes a few thousand groups; grouped by day and agent it estimated one group per run
  * and sorted the day's runs on disk. `conditions`: further filters on runs.
  */
-function dayAggregateSql(p: (value: unknown) => string, from: Date, to: Date, conditions: string[] = []): string {
+export function dayAggregateSql(p: (value: unknown) => string, from: Date, to: Date, conditions: string[] = []): string {
   const where = [`created_at >= ${p(from)}`, `created_at < ${p(to)}`, ...conditions].join(' AND ');
   return `SELECT ${p(dayText(from))}::date AS day, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint AS outputs
      FROM runs WHERE ${where} GROUP BY agent_id`;
@@ -118,8 +137,51 @@ async function insertAll(q: Queryable, to: Date): Promise<void> {
   );
 }
 
+/** run_day_org_rollup for `days` and the open day (null: every day), from run_day_rollup. */
+async function refreshOrgDays(q: Queryable, days: Date[] | null, today: Date): Promise<void> {
+  const params = days === null ? [] : [dayText(today), days.map(dayText)];
+  const which = (day: string) => (days === null ? 'true' : `(${day} >= $1::date OR ${day} = ANY($2::date[]))`);
+  await q.query(`DELETE FROM run_day_org_rollup WHERE ${which('day')}`, params);
+  await q.query(
+    `INSERT INTO run_day_org_rollup (day, org_id, ${COLUMNS}, outputs)
+     SELECT r.day, a.org_id, ${SUMS} FROM run_day_rollup r JOIN agents a ON a.id = r.agent_id WHERE ${which('r.day')}
+     GROUP BY r.day, a.org_id`,
+    params,
+  );
+}
+
+/**
+ * run_span_rollup for every span holding one of `days` (null: every span), each size summed from the size half as
+ * wide (two rows per agent), smallest first; only spans whose days have all closed (before `today`).
+ */
+async function refreshSpans(q: Queryable, days: Date[] | null, today: Date): Promise<void> {
+  const todayN = dayNumber(today);
+  // The clock went back: a span holding a day no longer closed goes.
+  await q.query('DELETE FROM run_span_rollup WHERE start_day + span > $1::date', [dayText(today)]);
+  for (const span of SPANS) {
+    const half = span / 2;
+    const [table, day] = half === 1 ? ['run_day_rollup', 'day'] : ['run_span_rollup', 'start_day'];
+    const halves = half === 1 ? [] : [`span = ${half}`];
+    const params: unknown[] = [dayText(today)];
+    if (days !== null) {
+      const starts = [...new Set(days.map((d) => dayNumber(d) - (dayNumber(d) % span)))].filter((n) => n + span <= todayN);
+      if (starts.length === 0) continue;
+      await q.query(`DELETE FROM run_span_rollup WHERE span = ${span} AND start_day = ANY($1::date[])`, [starts.map(dayOfNumber)]);
+      halves.push(`${day} = ANY($${params.push(starts.flatMap((n) => [n, n + half]).map(dayOfNumber))}::date[])`);
+    }
+    const spanStart = `${day} - ((${day} - DATE '1970-01-01') % ${span})`;
+    await q.query(
+      `INSERT INTO run_span_rollup (span, start_day, agent_id, ${COLUMNS}, outputs)
+       SELECT ${span}, ${spanStart}, agent_id, ${SUMS} FROM ${table}
+       WHERE ${[...halves, `${spanStart} + ${span} <= $1::date`].join(' AND ')}
+       GROUP BY 2, 3`,
+      params,
+    );
+  }
+}
+
 /** The UTC creation days in [from, to) (from null: since the first) of the runs changed after `since` (runs_updated_idx). */
-async function changedDays(q: Queryable, since: Date, from: Date | null, to: Date): Promise<Date[]> {
+export async function changedDays(q: Queryable, since: Date, from: Date | null, to: Date): Promise<Date[]> {
   const { rows } = await q.query<{ day: string }>(
     `SELECT DISTINCT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
      FROM runs WHERE updated_at > $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND created_at < $3`,
@@ -128,70 +190,3 @@ async function changedDays(q: Queryable, since: Date, from: Date | null, to: Dat
   return rows.map((r) => new Date(`${r.day}T00:00:00Z`));
 }
 
-export type StatusCounts = Record<RunStatus, number>;
-
-/** Runs per status and outputs per UTC creation day, and per agent over the whole period. */
-export interface PeriodAggregate {
-  byDay: Array<{ day: string; runs: StatusCounts; outputs: number }>;
-  byAgent: Array<{ agentId: number; runs: StatusCounts; outputs: number }>;
-}
-
-/**
- * The dashboard's figures for [from, to), in one statement whose answer grows with days plus agents: the closed
- * whole days from the rollup, and the open day's runs created before fresh_through when the period covers them all;
- * the rest (partial days at either end, runs created since the refresh, closed days changed since it) aggregated
- * from runs a day at a time, all folded by GROUPING SETS in PostgreSQL. Without a rollup, every row is read from
- * runs, which is also what the tests compare it with.
- */
-export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<PeriodAggregate> {
-  const state = await rollupState(db);
-  const first = nextDayStart(f.from);
-  const end = state ? new Date(Math.min(dayStart(f.to).getTime(), state.closedBefore.getTime())) : first;
-  // The open day from the rollup: its rows count the runs created from its start to fresh_through.
-  const open = state && f.from <= state.closedBefore && f.to >= state.freshThrough && state.freshThrough > state.closedBefore;
-  const params: unknown[] = [];
-  const p = (value: unknown): string => `$${params.push(value)}`;
-  const agent = f.agentId === undefined ? null : `agent_id = ${p(f.agentId)}`;
-  const orgs = f.orgIds === undefined ? null : `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`;
-  const filters = [agent, orgs].filter((c) => c !== null);
-  const parts: string[] = [];
-  /** The runs created in [from, to), read from runs one UTC day at a time. */
-  const rawDays = (from: Date, to: Date) => {
-    for (let d = from; d < to; ) {
-      const next = new Date(Math.min(dayStart(d).getTime() + DAY_MS, to.getTime()));
-      parts.push(dayAggregateSql(p, d, next, filters));
-      d = next;
-    }
-  };
-
-  if (!state || (first >= end && !open)) rawDays(f.from, f.to);
-  else {
-    const changed = first < end ? await changedDays(db, state.freshThrough, first, end) : [];
-    const rolledUntil = open ? new Date(state.closedBefore.getTime() + DAY_MS) : end;
-    parts.push(
-      `SELECT day, agent_id, ${COLUMNS}, outputs FROM run_day_rollup WHERE ${[
-        `day >= ${p(dayText(first))}::date`,
-        `day < ${p(dayText(rolledUntil))}::date`,
-        ...(changed.length > 0 ? [`day <> ALL(${p(changed.map(dayText))}::date[])`] : []),
-        ...filters,
-      ].join(' AND ')}`,
-    );
-    for (const d of changed) rawDays(d, new Date(d.getTime() + DAY_MS));
-    rawDays(f.from, first);
-    rawDays(open ? state.freshThrough : end, f.to);
-  }
-  const sums = RUN_STATUSES.map((st) => `sum(${st})::bigint AS ${st}`).join(', ');
-  const { rows } = await db.query<Record<RunStatus, string> & { day: string | null; agent_id: string | null; outputs: string }>(
-    `WITH parts AS (${parts.map((part) => `(${part})`).join(' UNION ALL ')})
-     SELECT to_char(day, 'YYYY-MM-DD') AS day, agent_id, ${sums}, sum(outputs)::bigint AS outputs
-     FROM parts GROUP BY GROUPING SETS ((day), (agent_id))`,
-    params,
-  );
-  const out: PeriodAggregate = { byDay: [], byAgent: [] };
-  for (const r of rows) {
-    const runs = Object.fromEntries(RUN_STATUSES.map((st) => [st, Number(r[st])])) as StatusCounts;
-    if (r.agent_id !== null) out.byAgent.push({ agentId: Number(r.agent_id), runs, outputs: Number(r.outputs) });
-    else out.byDay.push({ day: r.day!, runs, outputs: Number(r.outputs) });
-  }
-  return out;
-}

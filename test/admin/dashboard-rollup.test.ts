@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 import { dashboard, type DashboardQuery } from '../../src/admin/dashboard.ts';
-import { refreshRollup, rollupState } from '../../src/runs/run-rollup.ts';
+import { refreshRollup, rollupState, spanCover } from '../../src/runs/run-rollup.ts';
 
 const HOUR = 3_600_000;
 const clock = new ManualClock(new Date('2026-05-20T12:00:00Z'));
@@ -45,6 +45,31 @@ async function raw(q: DashboardQuery) {
   }
 }
 
+/**
+ * The tables derived from run_day_rollup (migration 0018) hold exactly its sums: each organization's day, and each
+ * agent's span of closed days, none reaching the open day.
+ */
+async function expectDerivedExact(): Promise<void> {
+  const org = await t.db.query(
+    `SELECT o.* FROM run_day_org_rollup o FULL JOIN (
+       SELECT r.day, a.org_id, sum(completed)::int AS completed, sum(failed)::int AS failed, sum(queued)::int AS queued, sum(outputs)::bigint AS outputs
+       FROM run_day_rollup r JOIN agents a ON a.id = r.agent_id GROUP BY 1, 2) s ON s.day = o.day AND s.org_id = o.org_id
+     WHERE o.day IS NULL OR s.day IS NULL OR (o.completed, o.failed, o.queued, o.outputs) <> (s.completed, s.failed, s.queued, s.outputs)`,
+  );
+  expect(org.rows).toEqual([]);
+  const spans = await t.db.query(
+    `SELECT s.span, s.start_day, s.agent_id FROM run_span_rollup s CROSS JOIN LATERAL (
+       SELECT sum(completed)::int AS completed, sum(failed)::int AS failed, sum(queued)::int AS queued, sum(outputs)::bigint AS outputs
+       FROM run_day_rollup r WHERE r.agent_id = s.agent_id AND r.day >= s.start_day AND r.day < s.start_day + s.span) d
+     WHERE (s.completed, s.failed, s.queued, s.outputs) IS DISTINCT FROM (d.completed, d.failed, d.queued, d.outputs)
+       OR s.start_day + s.span > (SELECT closed_before FROM run_rollup_state)`,
+  );
+  expect(spans.rows).toEqual([]);
+  // Every closed span with runs is there: the 40 days hold spans of 2 to 32 days.
+  const sizes = await t.db.query<{ span: number }>('SELECT DISTINCT span FROM run_span_rollup ORDER BY span');
+  expect(sizes.rows.map((r) => r.span)).toEqual([2, 4, 8, 16, 32]);
+}
+
 const PERIODS: DashboardQuery[] = [
   {}, // the last 30 days up to now: a partial first day and today
   { from: '2026-04-01T00:00:00Z', to: '2026-05-21T00:00:00Z' },
@@ -59,6 +84,7 @@ describe('issue 14: the dashboard rollup', () => {
     expect(await rollupState(t.db)).toEqual({ closedBefore: new Date('2026-05-20T00:00:00Z'), freshThrough: new Date('2026-05-20T11:59:00Z') });
     const rolled = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM run_day_rollup');
     expect(rolled.rows[0]!.n).toBeGreaterThan(40);
+    await expectDerivedExact();
     for (const p of PERIODS) {
       for (const filter of [{}, { orgId }, { agentId: agents[1]!.agent.id }]) {
         const q = { ...p, ...filter };
@@ -80,6 +106,7 @@ describe('issue 14: the dashboard rollup', () => {
 
     clock.advance(2 * 60_000); // past the refresh's margin
     expect(await refreshRollup(t.db, clock.now())).toEqual({ days: 1 });
+    await expectDerivedExact();
     expect(await dashboard(t.ctx, q)).toEqual(expected);
   });
 
@@ -112,6 +139,20 @@ describe('issue 14: the dashboard rollup', () => {
     expect(await dashboard(t.ctx, q)).toEqual(expected);
     expect(await refreshRollup(t.db, clock.now())).toEqual({ days: 2 }); // 20 and 21 May closed
     expect((await rollupState(t.db))!.closedBefore).toEqual(new Date('2026-05-22T00:00:00Z'));
+    await expectDerivedExact();
     expect(await dashboard(t.ctx, q)).toEqual(expected);
+  });
+
+  it('covers whole days with aligned spans, widest first: at most two of each size (issue 15)', () => {
+    expect(spanCover(10, 10)).toEqual([]);
+    expect(spanCover(7, 8)).toEqual([{ start: 7, span: 1 }]);
+    expect(spanCover(5, 20)).toEqual([
+      { start: 5, span: 1 }, { start: 6, span: 2 }, { start: 8, span: 8 }, { start: 16, span: 4 },
+    ]);
+    // 366 days: each day once, in order, every span aligned, at most two of each size.
+    const cover = spanCover(20_200, 20_566);
+    expect(cover.reduce((n, s) => (expect(s.start).toBe(n), expect(s.start % s.span).toBe(0), n + s.span), 20_200)).toBe(20_566);
+    for (const size of new Set(cover.map((s) => s.span))) expect(cover.filter((s) => s.span === size).length).toBeLessThanOrEqual(2);
+    expect(Math.max(...cover.map((s) => s.span))).toBe(256);
   });
 });

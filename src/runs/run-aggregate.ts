@@ -1,0 +1,119 @@
+// The dashboard's figures for a period (issue 14, issue 15 at ten million runs): runs per status and outputs per UTC
+// creation day, and per agent over the whole period, in one statement whose work grows with days plus agents. Whole
+// closed days come from the rollup (run-rollup.ts): per day from the organizations' rows (or the agent's), per agent
+// from the aligned spans covering them; the rest — partial days at either end, runs created since the last refresh,
+// closed days with a run changed since it — is aggregated from runs a day at a time and counted in both.
+import type { Db } from '../storage/db.ts';
+import { RUN_STATUSES, type RunStatus } from './run-states.ts';
+import {
+  changedDays, COLUMNS, dayAggregateSql, dayNumber, dayOfNumber, dayStart, dayText, nextDayStart, rollupState, spanCover,
+} from './run-rollup.ts';
+
+const DAY_MS = 86_400_000;
+
+export interface RunAggregateFilter {
+  /** Runs created at or after `from` and before `to`. */
+  from: Date;
+  to: Date;
+  agentId?: number;
+  /** Only agents of these organizations (a filter, or a caller's scope). */
+  orgIds?: string[];
+}
+
+export type StatusCounts = Record<RunStatus, number>;
+
+/** Runs per status and outputs per UTC creation day, and per agent over the whole period. */
+export interface PeriodAggregate {
+  byDay: Array<{ day: string; runs: StatusCounts; outputs: number }>;
+  byAgent: Array<{ agentId: number; runs: StatusCounts; outputs: number }>;
+}
+
+/**
+ * The figures for [from, to): whole closed days from the rollup, and the open day's runs created before
+ * fresh_through when the period covers them all; every other run read from runs. Without a rollup, every run is
+ * read from runs, which is also what the tests compare it with.
+ */
+export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<PeriodAggregate> {
+  const state = await rollupState(db);
+  const first = nextDayStart(f.from);
+  const end = state ? new Date(Math.min(dayStart(f.to).getTime(), state.closedBefore.getTime())) : first;
+  // The open day from the rollup: its rows count the runs created from its start to fresh_through.
+  const open = state && f.from <= state.closedBefore && f.to >= state.freshThrough && state.freshThrough > state.closedBefore;
+  const params: unknown[] = [];
+  const p = (value: unknown): string => `$${params.push(value)}`;
+  const agentFilters = [
+    ...(f.agentId === undefined ? [] : [`agent_id = ${p(f.agentId)}`]),
+    ...(f.orgIds === undefined ? [] : [`agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`]),
+  ];
+  /** Runs read from runs: day, agent_id, counts. */
+  const raw: string[] = [];
+  /** Rollup rows counted per day (day, counts) and per agent (agent_id, counts). */
+  const perDay: string[] = [];
+  const perAgent: string[] = [];
+  /** The runs created in [from, to), read from runs one UTC day at a time. */
+  const rawDays = (from: Date, to: Date) => {
+    for (let d = from; d < to; ) {
+      const next = new Date(Math.min(dayStart(d).getTime() + DAY_MS, to.getTime()));
+      raw.push(dayAggregateSql(p, d, next, agentFilters));
+      d = next;
+    }
+  };
+
+  if (!state || (first >= end && !open)) rawDays(f.from, f.to);
+  else {
+    const changed = first < end ? await changedDays(db, state.freshThrough, first, end) : [];
+    // Per day: whole days [first, rolledUntil) but the changed ones, from the organizations' rows unless one agent is asked for.
+    const rolledUntil = open ? new Date(state.closedBefore.getTime() + DAY_MS) : end;
+    const days = [
+      `day >= ${p(dayText(first))}::date`,
+      `day < ${p(dayText(rolledUntil))}::date`,
+      ...(changed.length > 0 ? [`day <> ALL(${p(changed.map(dayText))}::date[])`] : []),
+    ];
+    if (f.agentId !== undefined) perDay.push(`SELECT day, ${COLUMNS}, outputs FROM run_day_rollup WHERE ${[...days, ...agentFilters].join(' AND ')}`);
+    else {
+      const orgs = f.orgIds === undefined ? [] : [`org_id = ANY(${p(f.orgIds)}::uuid[])`];
+      perDay.push(`SELECT day, ${COLUMNS}, outputs FROM run_day_org_rollup WHERE ${[...days, ...orgs].join(' AND ')}`);
+    }
+    // Per agent: the closed days between the changed ones as aligned spans, and the open day's rows.
+    const cover: Array<{ start: number; span: number }> = [];
+    let from = dayNumber(first);
+    for (const c of [...changed.map(dayNumber), dayNumber(end)].sort((x, y) => x - y)) {
+      cover.push(...spanCover(from, c));
+      from = c + 1;
+    }
+    const singles = cover.filter((s) => s.span === 1).map((s) => dayOfNumber(s.start));
+    if (open) singles.push(dayText(state.closedBefore));
+    const spans = cover.filter((s) => s.span > 1);
+    if (singles.length > 0) {
+      perAgent.push(`SELECT agent_id, ${COLUMNS}, outputs FROM run_day_rollup WHERE ${[`day = ANY(${p(singles)}::date[])`, ...agentFilters].join(' AND ')}`);
+    }
+    if (spans.length > 0) {
+      const which = `(span, start_day) IN (SELECT * FROM unnest(${p(spans.map((s) => s.span))}::int[], ${p(spans.map((s) => dayOfNumber(s.start)))}::date[]))`;
+      perAgent.push(`SELECT agent_id, ${COLUMNS}, outputs FROM run_span_rollup WHERE ${[which, ...agentFilters].join(' AND ')}`);
+    }
+    for (const d of changed) rawDays(d, new Date(d.getTime() + DAY_MS));
+    rawDays(f.from, first);
+    rawDays(open ? state.freshThrough : end, f.to);
+  }
+  if (raw.length > 0) {
+    perDay.push(`SELECT day, ${COLUMNS}, outputs FROM raw`);
+    perAgent.push(`SELECT agent_id, ${COLUMNS}, outputs FROM raw`);
+  }
+  const sums = RUN_STATUSES.map((st) => `sum(${st})::bigint AS ${st}`).join(', ');
+  const union = (parts: string[]) => parts.map((part) => `(${part})`).join(' UNION ALL ');
+  const { rows } = await db.query<Record<RunStatus, string> & { day: string | null; agent_id: string | null; outputs: string }>(
+    `${raw.length > 0 ? `WITH raw AS (${union(raw)}) ` : ''}
+     SELECT to_char(day, 'YYYY-MM-DD') AS day, NULL::bigint AS agent_id, ${sums}, sum(outputs)::bigint AS outputs
+     FROM (${union(perDay)}) d GROUP BY day
+     UNION ALL
+     SELECT NULL, agent_id, ${sums}, sum(outputs)::bigint FROM (${union(perAgent)}) a GROUP BY agent_id`,
+    params,
+  );
+  const out: PeriodAggregate = { byDay: [], byAgent: [] };
+  for (const r of rows) {
+    const runs = Object.fromEntries(RUN_STATUSES.map((st) => [st, Number(r[st])])) as StatusCounts;
+    if (r.agent_id !== null) out.byAgent.push({ agentId: Number(r.agent_id), runs, outputs: Number(r.outputs) });
+    else out.byDay.push({ day: r.day!, runs, outputs: Number(r.outputs) });
+  }
+  return out;
+}
