@@ -488,8 +488,11 @@ async function consoleFigures(r: Report, s: Side): Promise<void> {
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
     return res.json<{ next_cursor?: string | null }>();
   };
+  // The bound is looked up first: as a subquery the planner cannot see it and may read every run (past the pool's
+  // statement timeout, seen at 10M).
+  const newest = (await db.query<{ id: string }>('SELECT max(id) AS id FROM runs')).rows[0]!.id;
   const { rows } = await db.query<{ agent_id: number }>(
-    'SELECT agent_id FROM runs WHERE id > (SELECT max(id) - 10000 FROM runs) GROUP BY 1 ORDER BY count(*) DESC LIMIT 1',
+    'SELECT agent_id FROM runs WHERE id > $1::bigint - 10000 GROUP BY 1 ORDER BY count(*) DESC LIMIT 1', [newest],
   );
   const busiest = rows[0]!.agent_id;
   const orgId = (await db.query<{ org_id: string }>('SELECT org_id FROM agents WHERE id = $1', [busiest])).rows[0]!.org_id;
