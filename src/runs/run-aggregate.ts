@@ -6,7 +6,7 @@
 import type { Db } from '../storage/db.ts';
 import { RUN_STATUSES, type RunStatus } from './run-states.ts';
 import {
-  changedDays, COLUMNS, dayAggregateSql, dayNumber, dayOfNumber, dayStart, dayText, nextDayStart, rollupState, spanCover,
+  changedDays, COLUMNS, dayAggregateSql, dayNumber, dayOfNumber, dayStart, dayText, nextDayStart, rollupState, spanCover, sumColumns,
 } from './run-rollup.ts';
 
 const DAY_MS = 86_400_000;
@@ -99,14 +99,13 @@ export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<Pe
     perDay.push(`SELECT day, ${COLUMNS}, outputs FROM raw`);
     perAgent.push(`SELECT agent_id, ${COLUMNS}, outputs FROM raw`);
   }
-  const sums = RUN_STATUSES.map((st) => `sum(${st})::bigint AS ${st}`).join(', ');
   const union = (parts: string[]) => parts.map((part) => `(${part})`).join(' UNION ALL ');
   const { rows } = await db.query<Record<RunStatus, string> & { day: string | null; agent_id: string | null; outputs: string }>(
     `${raw.length > 0 ? `WITH raw AS (${union(raw)}) ` : ''}
-     SELECT to_char(day, 'YYYY-MM-DD') AS day, NULL::bigint AS agent_id, ${sums}, sum(outputs)::bigint AS outputs
+     SELECT to_char(day, 'YYYY-MM-DD') AS day, NULL::bigint AS agent_id, ${sumColumns('bigint')}
      FROM (${union(perDay)}) d GROUP BY day
      UNION ALL
-     SELECT NULL, agent_id, ${sums}, sum(outputs)::bigint FROM (${union(perAgent)}) a GROUP BY agent_id`,
+     SELECT NULL, agent_id, ${sumColumns('bigint')} FROM (${union(perAgent)}) a GROUP BY agent_id`,
     params,
   );
   const out: PeriodAggregate = { byDay: [], byAgent: [] };

@@ -92,8 +92,9 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
     await tx.query('DELETE FROM run_day_rollup WHERE day >= $1::date', [dayText(today)]);
     const freshThrough = state && state.freshThrough > fresh ? state.freshThrough : fresh;
     if (freshThrough > today) await insertDay(tx, today, new Date(Math.min(freshThrough.getTime(), today.getTime() + DAY_MS)));
-    await refreshOrgDays(tx, state ? days : null, today);
-    await refreshSpans(tx, state ? days : null, today);
+    const rebuilt = state ? days : null; // null: the first build, every day
+    await refreshOrgDays(tx, rebuilt, today);
+    await refreshSpans(tx, rebuilt, today);
     await tx.query(
       `INSERT INTO run_rollup_state (closed_before, fresh_through) VALUES ($1::date, $2)
        ON CONFLICT (singleton) DO UPDATE SET closed_before = EXCLUDED.closed_before, fresh_through = EXCLUDED.fresh_through`,
@@ -106,8 +107,12 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
 /** One count column per status, in RUN_STATUSES order: `count(*) FILTER (WHERE status = 'queued')::int AS queued`, … */
 const COUNTS = RUN_STATUSES.map((st) => `count(*) FILTER (WHERE status = '${st}')::int AS ${st}`).join(', ');
 export const COLUMNS = RUN_STATUSES.join(', ');
-/** Rollup rows summed: their count columns (int, a day's or a span's runs of one agent or organization) and outputs. */
-const SUMS = `${RUN_STATUSES.map((st) => `sum(${st})::int`).join(', ')}, sum(outputs)::bigint`;
+/**
+ * Rollup rows summed, column by column: the counts as `counts` (int for a rollup row, a day's or a span's runs of one
+ * agent or organization; bigint for an answer), outputs as bigint.
+ */
+export const sumColumns = (counts: 'int' | 'bigint'): string =>
+  `${RUN_STATUSES.map((st) => `sum(${st})::${counts} AS ${st}`).join(', ')}, sum(outputs)::bigint AS outputs`;
 
 /**
  * Rollup rows of the runs created in [from, to), within one UTC day (`day`, its date, as a placeholder): grouped by
@@ -144,7 +149,7 @@ async function refreshOrgDays(q: Queryable, days: Date[] | null, today: Date): P
   await q.query(`DELETE FROM run_day_org_rollup WHERE ${which('day')}`, params);
   await q.query(
     `INSERT INTO run_day_org_rollup (day, org_id, ${COLUMNS}, outputs)
-     SELECT r.day, a.org_id, ${SUMS} FROM run_day_rollup r JOIN agents a ON a.id = r.agent_id WHERE ${which('r.day')}
+     SELECT r.day, a.org_id, ${sumColumns('int')} FROM run_day_rollup r JOIN agents a ON a.id = r.agent_id WHERE ${which('r.day')}
      GROUP BY r.day, a.org_id`,
     params,
   );
@@ -172,7 +177,7 @@ async function refreshSpans(q: Queryable, days: Date[] | null, today: Date): Pro
     const spanStart = `${day} - ((${day} - DATE '1970-01-01') % ${span})`;
     await q.query(
       `INSERT INTO run_span_rollup (span, start_day, agent_id, ${COLUMNS}, outputs)
-       SELECT ${span}, ${spanStart}, agent_id, ${SUMS} FROM ${table}
+       SELECT ${span}, ${spanStart}, agent_id, ${sumColumns('int')} FROM ${table}
        WHERE ${[...halves, `${spanStart} + ${span} <= $1::date`].join(' AND ')}
        GROUP BY 2, 3`,
       params,
