@@ -7,6 +7,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['ars-source'] } },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

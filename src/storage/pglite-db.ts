@@ -13,9 +13,12 @@ function wrap(q: PGliteLike): Queryable {
   };
 }
 
-/** Embedded PostgreSQL. `dataDir` undefined means in-memory (tests). */
-export async function openPGlite(dataDir?: string): Promise<Db> {
-  const pg = await PGlite.create(dataDir, { parsers: { [INT8_OID]: parseInt8 } });
+/**
+ * Embedded PostgreSQL. `dataDir` undefined means in-memory (tests). `from`, a data directory PGlite dumped
+ * (`dumpDataDir`), starts it as a copy of that one instead of an empty cluster: about 0.8 s instead of 3-5 s here.
+ */
+export async function openPGlite(dataDir?: string, from?: Blob): Promise<Db> {
+  const pg = await PGlite.create(dataDir, { parsers: { [INT8_OID]: parseInt8 }, ...(from && { loadDataDir: from }) });
   const base = wrap(pg);
   return {
     driver: 'pglite',

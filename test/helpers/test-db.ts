@@ -1,6 +1,8 @@
 // Every test that touches storage runs on PGlite, and on real PostgreSQL when TEST_DATABASE_URL is set (CI).
 // On PostgreSQL each test file gets a fresh database of its own, dropped at the end.
 import { randomBytes } from 'node:crypto';
+import { openAsBlob } from 'node:fs';
+import { inject } from 'vitest';
 import pg from 'pg';
 import type { Db } from '../../src/storage/db.ts';
 import { openPGlite } from '../../src/storage/pglite-db.ts';
@@ -29,11 +31,22 @@ async function admin<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>
   }
 }
 
+let template: Promise<Blob | undefined> | undefined;
+
+/** The migrated data directory test/global-setup.ts dumped (one Blob per worker); none outside that setup. */
+function migratedTemplate(): Promise<Blob | undefined> {
+  const file = inject('pgliteTemplate');
+  template ??= file ? openAsBlob(file) : Promise.resolve(undefined);
+  return template;
+}
+
 /** On `serverUrl` (TEST_DATABASE_URL by default; a fault test passes its own cluster's), else on PGlite. */
 export async function createTestDb(serverUrl: string | null = TEST_DATABASE_URL): Promise<TestDb> {
   if (!serverUrl) {
-    const db = await openPGlite();
-    await migrate(db);
+    const db = await openPGlite(undefined, await migratedTemplate());
+    await migrate(db); // nothing left to apply on the template; without one, the whole schema
+    // Copies of one template share its deployment id (migration 0003): each test database is a deployment of its own.
+    await db.query('UPDATE service_identity SET deployment_id = gen_random_uuid()::text');
     return {
       db,
       url: null,
