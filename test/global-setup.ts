@@ -1,6 +1,7 @@
 // Once per `vitest run`: a PGlite data directory with every migration applied, dumped to a file that each test's
 // in-memory database starts from (test-db.ts). Starting PGlite from a dump takes about 0.8 s; an empty cluster
-// takes 3-5 s (its initdb), and the PGlite suite makes hundreds of databases.
+// takes 3-5 s (its initdb), and the PGlite suite makes hundreds of databases. A run on PostgreSQL
+// (TEST_DATABASE_URL) makes none, and gets no template.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,11 +13,12 @@ import { migrate } from '../src/storage/migrate.ts';
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The migrated PGlite data directory, as a tar file (dumpDataDir). */
-    pgliteTemplate: string;
+    pgliteTemplate?: string;
   }
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  if (process.env.TEST_DATABASE_URL) return undefined;
   const dir = await mkdtemp(path.join(tmpdir(), 'ars-pglite-template-'));
   const db = await openPGlite(path.join(dir, 'pgdata'));
   await migrate(db);

@@ -9,7 +9,7 @@ import { eventually } from '../faults/service-process.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { createReceiver, type WebhookEvent } from '../../examples/webhook-receiver/receiver.ts';
 import {
-  createAgent, exampleWorkflow, N8N_URL, n8nApi, n8nExecution, NO_REAL_N8N, nodeOutput, settledExecution, startServiceOnN8n, VERSION, type ServiceOnN8n,
+  createAgent, exampleWorkflow, N8N_URL, n8nApi, n8nExecution, NO_REAL_N8N, nodeOutput, settledExecution, startServiceOnN8n, VERSION, type N8nExecution, type ServiceOnN8n,
 } from './real-n8n.ts';
 
 const ALERT_SECRET = `alert_${randomBytes(24).toString('hex')}`;
@@ -128,7 +128,7 @@ describe.skipIf(NO_REAL_N8N)(`examples/n8n against a real n8n ${VERSION}`, () =>
       expect(started.status).toBe(201);
       const { runId } = started.json;
       const reached = await eventually(() => run(runId), (r) => !['queued', 'running'].includes(r.status), 30_000);
-      if (reached.status !== 'waiting') await explain(runId, 'ArsExampleHuman1');
+      if (reached.status !== 'waiting') await explain(runId, 'human-review.json');
       expect(reached).toMatchObject({ status: 'waiting', error: null });
       await eventually(async () => notices.length, (n) => n > 0, 15_000);
       expect(notices[0]).toMatchObject({
@@ -170,15 +170,16 @@ describe.skipIf(NO_REAL_N8N)(`examples/n8n against a real n8n ${VERSION}`, () =>
  * Says why a run did not get where a test expected, for a failure seen once in CI and never again by hand: the run
  * as the service has it, the service's last log lines, and the workflow's latest n8n executions with their errors.
  */
-async function explain(runId: number, workflowId: string): Promise<void> {
-  const page = await n8nApi<{ data: Array<{ id: string; status: string }> }>('GET', `/executions?workflowId=${workflowId}&limit=3&includeData=true`);
-  const errors = page.data.map((e) => {
-    const err = (e as { data?: { resultData?: { error?: { message?: string; node?: { name?: string } } } } }).data?.resultData?.error;
-    return `execution ${e.id} ${e.status}${err ? `: ${err.node?.name ?? '?'}: ${err.message}` : ''}`;
+async function explain(runId: number, file: string): Promise<void> {
+  const { id } = exampleWorkflow(file);
+  const page = await n8nApi<{ data: N8nExecution[] }>('GET', `/executions?workflowId=${id}&limit=3&includeData=true`);
+  const executions = page.data.map(({ id: execution, status, data }) => {
+    const err = data?.resultData?.error;
+    return `execution ${execution} ${status}${err ? `: ${err.node?.name ?? '?'}: ${err.message}` : ''}`;
   });
   console.log([
     `[real n8n ${VERSION}] run ${runId}: ${JSON.stringify(await run(runId))}`,
-    `n8n, latest executions of ${workflowId}:`, ...errors,
+    `n8n, latest executions of ${file}:`, ...executions,
     "the service's log ends:", ...s.service.logs.slice(-40),
   ].join('\n'));
 }

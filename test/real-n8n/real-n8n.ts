@@ -31,7 +31,13 @@ export interface N8nExecution {
   id: string;
   status: string;
   workflowId: string;
-  data?: { resultData?: { runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }>> } }>> } };
+  data?: {
+    resultData?: {
+      runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }>> } }>>;
+      /** Why the execution failed, and at which node. */
+      error?: { message?: string; node?: { name?: string } };
+    };
+  };
 }
 
 export const n8nExecution = (id: string): Promise<N8nExecution> => n8nApi('GET', `/executions/${id}?includeData=true`);
