@@ -55,6 +55,7 @@ export function profiledDb(db: Db, profile: CallProfile): Db {
         return fn({ ...timedQueryable(tx, profile), exec: (sql: string) => tx.exec(sql) });
       }),
     exec: (sql) => db.exec(sql),
+    maintain: (sql) => db.maintain(sql),
     listen: (channel, onMessage) => db.listen(channel, onMessage),
     close: () => db.close(),
   };

@@ -24,6 +24,11 @@ export interface Db extends Queryable {
   /** Runs several statements separated by semicolons, without parameters (migrations). */
   exec(sql: string): Promise<void>;
   /**
+   * Runs one maintenance statement that cannot run inside a transaction (VACUUM), on a connection of its own and
+   * without the statement timeout: at scale it outlasts any ceiling a request's statement should have.
+   */
+  maintain(sql: string): Promise<void>;
+  /**
    * LISTEN on a channel; returns a function that stops listening. Notifications sent while the listening
    * connection was down are lost: `onResubscribed` runs after it is back, so callers can catch up.
    */

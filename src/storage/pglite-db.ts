@@ -27,6 +27,9 @@ export async function openPGlite(dataDir?: string, from?: Blob): Promise<Db> {
     exec: async (sql) => {
       await pg.exec(sql);
     },
+    maintain: async (sql) => {
+      await pg.exec(sql); // one in-process connection, no statement timeout
+    },
     listen: async (channel, onMessage) => {
       const unsubscribe = await pg.listen(channel, onMessage);
       return async () => unsubscribe();

@@ -170,6 +170,18 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     exec: async (sql) => {
       await pool.query(sql);
     },
+    async maintain(sql) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('SET statement_timeout = 0');
+        await client.query(sql);
+      } finally {
+        // Back to the pool's ceiling; a connection that cannot take it back is dropped rather than reused without it.
+        await client.query('RESET statement_timeout').catch((e: Error) => (broken = e));
+        client.release(broken);
+      }
+    },
     async listen(channel, onMessage, onResubscribed) {
       if (onResubscribed) resubscribed.add(onResubscribed);
       let set = channels.get(channel);
