@@ -18,7 +18,7 @@ export async function vacuumRunsIfDue(ctx: AppContext): Promise<boolean> {
   const now = ctx.clock.now();
   if (!(await claimPass(ctx.db, RUNS_VACUUM_PASS, now, RUNS_VACUUM_EVERY_MS))) return false;
   // PostgreSQL answers a VACUUM it does not allow with a warning and does nothing: say so instead.
-  if (!(await ownsRuns(ctx.db))) {
+  if (!(await mayVacuumRuns(ctx.db))) {
     ctx.log.warn('runs not vacuumed: the database user owns neither the table nor the database; run VACUUM (INDEX_CLEANUP ON) runs daily as its owner');
     return false;
   }
@@ -32,7 +32,7 @@ export async function vacuumRunsIfDue(ctx: AppContext): Promise<boolean> {
  * Whether this connection's user may vacuum runs (PostgreSQL 15): as the table's or the database's owner (or a member
  * of the owning role), or as a superuser, for whom pg_has_role is always true.
  */
-export async function ownsRuns(q: Queryable): Promise<boolean> {
+export async function mayVacuumRuns(q: Queryable): Promise<boolean> {
   const { rows } = await q.query<{ owns: boolean }>(
     `SELECT pg_has_role(current_user, c.relowner, 'MEMBER') OR pg_has_role(current_user, d.datdba, 'MEMBER') AS owns
      FROM pg_class c, pg_database d WHERE c.oid = 'runs'::regclass AND d.datname = current_database()`,
@@ -49,8 +49,8 @@ export async function vacuumRunIndexes(db: Db): Promise<void> {
  * Claims the pass `name` at `now` unless one started less than `everyMs` before: one statement, so of several
  * instances checking at once exactly one gets it. A pass that fails is not retried before the next period.
  */
-export async function claimPass(db: Db, name: string, now: Date, everyMs: number): Promise<boolean> {
-  const { rows } = await db.query(
+export async function claimPass(q: Queryable, name: string, now: Date, everyMs: number): Promise<boolean> {
+  const { rows } = await q.query(
     `INSERT INTO maintenance_passes (name, last_started_at) VALUES ($1, $2)
      ON CONFLICT (name) DO UPDATE SET last_started_at = excluded.last_started_at
      WHERE maintenance_passes.last_started_at <= $2::timestamptz - make_interval(secs => $3::double precision)

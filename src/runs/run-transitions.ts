@@ -235,8 +235,8 @@ export async function failRunningTimedOut(db: Db, now: Date, reason: string): Pr
  * them (PostgreSQL skips index vacuuming while under 2% of a table's pages hold dead items). An ordered index scan
  * marks the dead entries it passes, so later picks skip them; a bitmap scan neither skips nor marks them. When the
  * statistics count few runs in flight, which is normal, the planner prefers a bitmap AND of runs_status_idx and
- * runs_active_created_idx and a sort, and then every pick reads every dead entry again (issue 15: 14 ms a pick
- * after forty rounds of 2,000 timeouts, against 1.4 ms in order, and growing with each round).
+ * runs_active_created_idx and a sort, and then every pick reads every dead entry again (issue 15, ten million runs,
+ * about 47,000 dead entries for 2,000 live: 13–15 ms a pick and growing with every pass, against 1.4 ms in order).
  */
 async function failSetBased(db: Db, pick: string, params: unknown[]): Promise<RunRow[]> {
   const events = announced('moved', '$1', "'timeout'");

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { onPostgres } from '../helpers/test-db.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { claimPass, ownsRuns, RUNS_VACUUM_EVERY_MS, RUNS_VACUUM_PASS, vacuumRunsIfDue } from '../../src/background/runs-vacuum.ts';
+import { claimPass, mayVacuumRuns, RUNS_VACUUM_EVERY_MS, RUNS_VACUUM_PASS, vacuumRunsIfDue } from '../../src/background/runs-vacuum.ts';
 
 const HOUR = 3_600_000;
 let t: TestApp;
@@ -47,7 +47,7 @@ describe('the daily runs vacuum', () => {
 
 describe('who may vacuum runs', () => {
   it('the suite\'s user, which owns the tables', async () => {
-    expect(await ownsRuns(t.db)).toBe(true);
+    expect(await mayVacuumRuns(t.db)).toBe(true);
   });
 
   // PostgreSQL answers a VACUUM by another role with a warning and skips the table: the pass must not claim it ran.
@@ -57,7 +57,7 @@ describe('who may vacuum runs', () => {
     try {
       const owns = await t.db.transaction(async (tx) => {
         await tx.exec(`SET LOCAL ROLE ${role}`);
-        return ownsRuns(tx);
+        return mayVacuumRuns(tx);
       });
       expect(owns).toBe(false);
     } finally {
