@@ -77,6 +77,12 @@ const PERIODS: DashboardQuery[] = [
   { from: '2026-04-01T00:00:00Z', to: '2026-05-21T00:00:00Z' },
   { from: '2026-04-15T05:30:00+02:00', to: '2026-05-19T18:45:00Z' },
   { from: '2026-05-01T00:00:00Z', to: '2026-05-02T00:00:00Z' },
+  // Partial closed days nearer their start (first) or their end (last): taken whole from the rollup less the runs
+  // outside the period. Runs come every 7 hours, so an agent's only runs of such a day may all fall outside it.
+  { from: '2026-04-12T01:30:00Z', to: '2026-05-18T22:15:00Z' },
+  { from: '2026-04-21T09:00:00Z', to: '2026-05-03T20:00:00Z' },
+  { from: '2026-04-25T05:00:00Z', to: '2026-04-26T17:00:00Z' },
+  { from: '2026-04-28T10:59:00Z' }, // 30 days to it
 ];
 
 describe('issue 14: the dashboard rollup', () => {
@@ -105,6 +111,10 @@ describe('issue 14: the dashboard rollup', () => {
     const q = { from: '2026-04-01T00:00:00Z', to: '2026-05-21T00:00:00Z' };
     const expected = await raw(q);
     expect(await dashboard(t.ctx, q)).toEqual(expected);
+    // The changed run was created 2026-04-11T14:00Z: a period starting early that day, which would otherwise be
+    // taken whole from the rollup less its first two hours (a run at 00:00), reads that day's part from runs.
+    const trimmed = { from: '2026-04-11T02:00:00Z', to: '2026-05-21T00:00:00Z' };
+    expect(await dashboard(t.ctx, trimmed)).toEqual(await raw(trimmed));
 
     clock.advance(2 * 60_000); // past the refresh's margin
     expect(await refreshRollup(t.db, clock.now())).toEqual({ days: 1 });
