@@ -1,7 +1,10 @@
-// The baselines each service figure is printed beside: minimal hand-written Fastify routes doing only the
-// essential work of the endpoint they stand for, on the same database handle, in the same process, against the
-// same runtime fake. No logger, no auth, no rate limit, no schema: what any implementation must pay.
+// The baselines each service figure is printed beside: minimal hand-written Fastify routes doing the work of the
+// endpoint they stand for, on the same database handle, in the same process, against the same runtime fake. No
+// logger, no schema, no metrics. /trigger and /callback also check the bearer key and count the spec's rate limit,
+// as any implementation must (issue 15 measures them against "a hand-written route doing the same work"); their
+// bare floors, without either, are printed for information.
 import Fastify, { type FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Db } from '../src/storage/db.ts';
 import { DOWNLOAD_PATH, TASK, type FakeUrls } from './types.ts';
@@ -14,6 +17,26 @@ export interface Baselines {
 
 const WAKE_CHANNEL = 'bench_wake';
 
+/** A request's count in its agent's bucket of the minute (spec 8.1), made by the request's write. */
+interface RateCount {
+  key: string;
+  limit: number;
+}
+
+/**
+ * The count as a CTE of the request's write (`cte`), and the condition (`within`) under which that write applies.
+ * Appends the count's parameters to `params`.
+ */
+function counted(count: RateCount, params: unknown[]): { cte: string; within: string } {
+  const start = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+  const [key, windowStart, limit] = [params.push(count.key), params.push(start), params.push(count.limit)];
+  return {
+    cte: `WITH rate_count AS (INSERT INTO rate_limit_buckets (key, window_start, count) VALUES ($${key}, $${windowStart}, 1)
+      ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_buckets.count + 1 RETURNING count) `,
+    within: `(SELECT count FROM rate_count) <= $${limit}`,
+  };
+}
+
 export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines> {
   const app = Fastify({ logger: false });
   // Same client settings as the service's runtime client (src/runtimes/http.ts defaults).
@@ -23,33 +46,78 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
 
   app.post('/hello', async () => ({ hello: 'world' }));
 
-  // /trigger's essential work: one INSERT, one POST to the runtime, one UPDATE.
-  app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/trigger/:agentId', async (req, reply) => {
+  // The essential work of /trigger: one INSERT, one POST to the runtime, one UPDATE (the routes below add the spec's checks).
+  const trigger = async (agentId: number, input: unknown, count: RateCount | null): Promise<{ runId: number } | null> => {
     const now = new Date();
+    const params: unknown[] = [agentId, JSON.stringify(input ?? {}), now];
+    const c = count ? counted(count, params) : { cte: '', within: 'true' };
     const { rows } = await db.query<{ id: number }>(
-      `INSERT INTO runs (agent_id, status, source, input, created_at, updated_at) VALUES ($1, 'queued', 'baseline', $2::jsonb, $3, $3) RETURNING id`,
-      [Number(req.params.agentId), JSON.stringify(req.body?.input ?? {}), now],
+      `${c.cte}INSERT INTO runs (agent_id, status, source, input, created_at, updated_at)
+       SELECT $1::bigint, 'queued', 'baseline', $2::jsonb, $3::timestamptz, $3::timestamptz WHERE ${c.within} RETURNING id`,
+      params,
     );
+    if (rows.length === 0) return null;
     const runId = rows[0]!.id;
     const res = await request(triggerUrl, {
       dispatcher,
       method: 'POST',
       headers: { authorization: `Bearer ${fakes.triggerSecret}`, 'x-trigger-api-version': '2025-07-16', 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ payload: { runId, input: req.body?.input ?? {} }, options: { idempotencyKey: String(runId), tags: [`ars_run:${runId}`], ttl: '10m' } }),
+      body: JSON.stringify({ payload: { runId, input: input ?? {} }, options: { idempotencyKey: String(runId), tags: [`ars_run:${runId}`], ttl: '10m' } }),
     });
     const answer = (await res.body.json()) as { id: string };
     await db.query('UPDATE runs SET external_run_id = $2, next_poll_at = $3, updated_at = $4 WHERE id = $1', [runId, answer.id, new Date(now.getTime() + 60_000), now]);
-    return reply.code(201).send({ runId, status: 'queued' });
+    return { runId };
+  };
+  // The essential work of /callback: one guarded UPDATE.
+  const callback = async (runId: number, agentId: number | null, body: { output?: unknown; outputs?: number } | undefined, count: RateCount | null): Promise<boolean> => {
+    const params: unknown[] = [runId, JSON.stringify(body?.output ?? null), body?.outputs ?? null, ['queued', 'running']];
+    const owner = agentId === null ? '' : ` AND agent_id = $${params.push(agentId)}`;
+    const c = count ? counted(count, params) : { cte: '', within: 'true' };
+    const { rows } = await db.query(
+      `${c.cte}UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3, outputs), updated_at = now()
+       WHERE id = $1 AND status = ANY($4::text[])${owner} AND ${c.within} RETURNING id`,
+      params,
+    );
+    return rows.length > 0;
+  };
+
+  // The bare floors (INFO): the essential work and nothing else.
+  app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/bare/trigger/:agentId', async (req, reply) => {
+    const started = await trigger(Number(req.params.agentId), req.body?.input, null);
+    return reply.code(201).send({ runId: started!.runId, status: 'queued' });
+  });
+  app.post<{ Params: { runId: string }; Body: { output?: unknown; outputs?: number } }>('/bare/callback/:runId', async (req, reply) => {
+    await callback(Number(req.params.runId), null, req.body, null);
+    return reply.code(200).send();
   });
 
-  // /callback's essential work: one guarded UPDATE.
+  // The same work as the service's endpoints (issue 15: "a hand-written route doing the same work"): the essential
+  // work plus what spec 4.1/4.8 and 8.1 oblige any implementation to do, each the cheapest hand-written way — the
+  // bearer key checked by its SHA-256 digest (the agent cached per digest after its first read), and the per-agent
+  // count of the minute in the shared store, made by the request's own write as a CTE (20/min: 429 beyond it).
+  const keys = { ingest: new Map<string, number>(), agent: new Map<string, number>() };
+  const agentOf = async (kind: 'ingest' | 'agent', header: string | undefined): Promise<number | null> => {
+    const token = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
+    if (!token) return null;
+    const digest = createHash('sha256').update(token).digest();
+    const hex = digest.toString('hex');
+    const hit = keys[kind].get(hex);
+    if (hit !== undefined) return hit;
+    const { rows } = await db.query<{ id: number }>(`SELECT id FROM agents WHERE ${kind}_key_digest = $1`, [digest]);
+    if (rows[0]) keys[kind].set(hex, Number(rows[0].id));
+    return rows[0] ? Number(rows[0].id) : null;
+  };
+  app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/trigger/:agentId', async (req, reply) => {
+    const agentId = Number(req.params.agentId);
+    if ((await agentOf('ingest', req.headers.authorization)) !== agentId) return reply.code(401).send({ error: 'unauthorized' });
+    const started = await trigger(agentId, req.body?.input, { key: `baseline-trigger:${agentId}`, limit: 20 });
+    return started ? reply.code(201).send({ runId: started.runId, status: 'queued' }) : reply.code(429).send({ error: 'rate_limited' });
+  });
   app.post<{ Params: { runId: string }; Body: { output?: unknown; outputs?: number } }>('/callback/:runId', async (req, reply) => {
-    await db.query(
-      `UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3, outputs), updated_at = now()
-       WHERE id = $1 AND status = ANY($4::text[]) RETURNING id`,
-      [Number(req.params.runId), JSON.stringify(req.body?.output ?? null), req.body?.outputs ?? null, ['queued', 'running']],
-    );
-    return reply.code(200).send();
+    const agentId = await agentOf('agent', req.headers.authorization);
+    if (agentId === null) return reply.code(401).send({ error: 'unauthorized' });
+    const ok = await callback(Number(req.params.runId), agentId, req.body, { key: `baseline-callback:${agentId}`, limit: 20 });
+    return ok ? reply.code(200).send() : reply.code(404).send({ error: 'not_found' });
   });
 
   // Wake-up floor: a held request answered when another request names it, here or through PostgreSQL NOTIFY.

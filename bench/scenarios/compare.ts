@@ -77,12 +77,21 @@ function combine(parts: Array<{ r: ThroughputResult; p: HostProfile }>): SideRes
   };
 }
 
-export async function compareThroughput(h: Harness, service: Side, baseline: Side, label: string): Promise<{ service: SideResult; baseline: SideResult }> {
+/**
+ * The service against its baseline, and optionally against a further side printed for information (`info`), each
+ * measured in the same alternating windows.
+ */
+export async function compareThroughput(
+  h: Harness,
+  service: Side,
+  baseline: Side,
+  label: string,
+  info?: Side,
+): Promise<{ service: SideResult; baseline: SideResult; info?: SideResult }> {
+  const sides = [baseline, service, ...(info ? [info] : [])];
   // Pre-warm: at least one pass over every request (every agent), as a long-running instance has seen them,
   // so the measured windows are the steady state of the service's caches rather than its first minutes.
-  const preWarm = async (side: Side) => measure(h, side, 0, TIMING.preWarmMs, side.requests.length);
-  await preWarm(baseline);
-  await preWarm(service);
+  for (const side of sides) await measure(h, side, 0, TIMING.preWarmMs, side.requests.length);
   // BENCH_CPU_PROF=<dir>: one extra service window under the V8 profiler, written as <dir>/<label>.cpuprofile.
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) {
@@ -93,13 +102,12 @@ export async function compareThroughput(h: Harness, service: Side, baseline: Sid
       await h.call(side.inst.host, 'cpuProfileStop', path.resolve(profDir, `${label.replace(/[^a-z0-9]+/gi, '-')}${suffix}.cpuprofile`));
     }
   }
-  const b: Array<{ r: ThroughputResult; p: HostProfile }> = [];
-  const s: Array<{ r: ThroughputResult; p: HostProfile }> = [];
+  const windows = sides.map(() => [] as Array<{ r: ThroughputResult; p: HostProfile }>);
   for (let i = 0; i < TIMING.slices; i++) {
-    b.push(await measure(h, baseline, TIMING.warmupMs, TIMING.sliceMs));
-    s.push(await measure(h, service, TIMING.warmupMs, TIMING.sliceMs));
+    for (const [k, side] of sides.entries()) windows[k]!.push(await measure(h, side, TIMING.warmupMs, TIMING.sliceMs));
   }
-  return { service: combine(s), baseline: combine(b) };
+  const [b, s, extra] = windows.map(combine);
+  return { service: s!, baseline: b!, ...(extra && { info: extra }) };
 }
 
 /** One line per side: where a request's time goes in the service host. */

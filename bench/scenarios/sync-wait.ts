@@ -122,7 +122,11 @@ export async function callbackToWake(h: Harness, r: Report): Promise<void> {
     (await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger-and-wait')) &&
     (await routeAvailable(h.primary.service, 'POST', '/api/runs/1/callback'));
   if (!ok) return r.skipped(name, 'trigger-and-wait or /callback not available', '≤ 5 ms');
+  // BENCH_CPU_PROF=<dir>: the service host under the V8 profiler for the same-instance waits (callback-to-wake.cpuprofile).
+  const profDir = process.env.BENCH_CPU_PROF;
+  if (profDir) await h.call(h.primary.host, 'cpuProfileStart');
   const local = await h.profile(h.primary, () => serviceWake(h, h.primary, h.primary));
+  if (profDir) await h.call(h.primary.host, 'cpuProfileStop', path.resolve(profDir, 'callback-to-wake.cpuprofile'));
   wakeFigure(r, name, local.result, await baselineWake(h, h.primary, h.primary, false), 5);
   r.note(`same-instance, whole life of each waited run (trigger-and-wait under a burst of ${WAITS}, status polls while held, callback, answer): ${statementsPerOp(local.profile, WAITS)}`);
 
