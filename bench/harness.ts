@@ -78,7 +78,7 @@ export async function startHarness(opts: { databaseUrl: string | null; pgliteOnD
       children.push(host);
       const init: HostInit = { role, databaseUrl: dbUrl, pgliteDir, masterKey, fakes: fakeUrls, logLevel: opts.logLevel };
       const r = await call<{ service: string; baseline: string; driver: string; dbVersion: string }>(host, 'init', init);
-      if (role === 'primary') harness.dbLabel = r.driver === 'pglite' ? `PGlite ${pgliteDir ? 'on disk in a temp dir' : 'in memory'} (${r.dbVersion.split(' on ')[0]})` : `${r.dbVersion.split(',')[0]} (pool of 20)`;
+      if (role === 'primary') harness.dbLabel = r.driver === 'pglite' ? `PGlite ${pgliteDir ? 'on disk in a temp dir' : 'in memory'} (${r.dbVersion.split(' on ')[0]})` : `${r.dbVersion} (pool of 20)`;
       return { host, service: r.service, baseline: r.baseline };
     };
     const primary = await startInstance('primary');

@@ -74,8 +74,11 @@ serveParent({
     await app.listen({ host: '127.0.0.1', port: 0 });
     baselines = await buildBaselines(db, o.fakes);
     await baselines.app.listen({ host: '127.0.0.1', port: 0 });
-    const { rows } = await rawDb.query<{ version: string }>('SELECT version() AS version');
-    return { service: address(app), baseline: address(baselines.app), driver: rawDb.driver, dbVersion: rows[0]!.version };
+    // shared_buffers: how much of the ten-million-run database's indexes stays in PostgreSQL's own cache decides
+    // part of what the scale figures pay (decisions.md "Scale"), so the machine section names it.
+    const { rows } = await rawDb.query<{ version: string; buffers: string }>("SELECT version() AS version, current_setting('shared_buffers') AS buffers");
+    const dbVersion = `${rows[0]!.version.split(',')[0]}, shared_buffers ${rows[0]!.buffers}`;
+    return { service: address(app), baseline: address(baselines.app), driver: rawDb.driver, dbVersion };
   },
 
   async seed(args: { fakes: FakeUrls; counts: SeedCounts }): Promise<Seeded> {

@@ -24,9 +24,18 @@ async function upsertHeaderCredential(name: string, value: string): Promise<void
   else await n8nApi('POST', '/credentials', { name, type: 'httpHeaderAuth', data });
 }
 
+/** A GET on a POST webhook's path (it never runs the workflow): n8n's answer says whether the path is registered. */
+const webhookAnswer = (path: unknown) => fetch(`${N8N_URL}/webhook/${String(path)}`).then((r) => r.text());
+const REGISTERED = 'Did you mean to make';
+
 /**
  * What a user does after importing an example: fill in "Service settings" and save. n8n links each node's
- * credential by name on save (the ids in the files exist nowhere), and re-publishes an active workflow.
+ * credential by name on save (the ids in the files exist nowhere), and publishes the workflow.
+ *
+ * The workflow is unpublished first, and its webhooks awaited gone, so that the wait for them to be registered
+ * again sees the saved version's registration. Re-published while active, the version published at setup (its
+ * credential ids unresolved) kept its webhook registered, the wait passed at once, and CI once saw 2.41.1 run that
+ * version: "Credential with ID "ars-agent-key" does not exist".
  */
 async function installExample(file: string, settings: Record<string, string | number>): Promise<void> {
   const wf = exampleWorkflow(file);
@@ -35,17 +44,12 @@ async function installExample(file: string, settings: Record<string, string | nu
       if (a.name in settings) a.value = settings[a.name];
     }
   }
+  const webhooks = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook').map((n) => n.parameters.path);
+  await n8nApi('POST', `/workflows/${wf.id}/deactivate`);
+  for (const path of webhooks) expect(await eventually(() => webhookAnswer(path), (body) => !body.includes(REGISTERED), 15_000)).not.toContain(REGISTERED);
   await n8nApi('PUT', `/workflows/${wf.id}`, { name: wf.name, nodes: wf.nodes, connections: wf.connections, settings: wf.settings });
   await n8nApi('POST', `/workflows/${wf.id}/activate`);
-  for (const node of wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook')) {
-    // Re-publishing re-registers the webhook a moment later; a GET tells when (it never runs a POST workflow).
-    const registered = await eventually(
-      () => fetch(`${N8N_URL}/webhook/${node.parameters.path}`).then((r) => r.text()),
-      (body) => body.includes('Did you mean to make'),
-      15_000,
-    );
-    expect(registered).toContain('Did you mean to make');
-  }
+  for (const path of webhooks) expect(await eventually(() => webhookAnswer(path), (body) => body.includes(REGISTERED), 15_000)).toContain(REGISTERED);
 }
 
 const run = async (id: number) => (await s.service.api('GET', `/api/admin/runs/${id}`)).json;
