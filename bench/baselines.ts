@@ -4,9 +4,11 @@
 // as any implementation must (issue 15 measures them against "a hand-written route doing the same work"); their
 // bare floors, without either, are printed for information.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createHash } from 'node:crypto';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Db } from '../src/storage/db.ts';
+import { digest } from '../src/lib/secrets.ts';
+import { bucketUpsertSql } from '../src/rate-limits/rate-guard.ts';
+import { LIMITS, windowOf } from '../src/rate-limits/rate-limiter.ts';
 import { DOWNLOAD_PATH, TASK, type FakeUrls } from './types.ts';
 
 export interface Baselines {
@@ -24,17 +26,12 @@ interface RateCount {
 }
 
 /**
- * The count as a CTE of the request's write (`cte`), and the condition (`within`) under which that write applies.
- * Appends the count's parameters to `params`.
+ * The count as a CTE of the request's write (`cte`: the service's own bucket upsert, spec 8.1's one-minute bucket),
+ * and the condition (`within`) under which that write applies. Appends the count's parameters to `params`.
  */
 function counted(count: RateCount, params: unknown[]): { cte: string; within: string } {
-  const start = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-  const [key, windowStart, limit] = [params.push(count.key), params.push(start), params.push(count.limit)];
-  return {
-    cte: `WITH rate_count AS (INSERT INTO rate_limit_buckets (key, window_start, count) VALUES ($${key}, $${windowStart}, 1)
-      ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_buckets.count + 1 RETURNING count) `,
-    within: `(SELECT count FROM rate_count) <= $${limit}`,
-  };
+  const [key, windowStart, limit] = [params.push(count.key), params.push(windowOf(new Date()).start), params.push(count.limit)];
+  return { cte: `WITH rate_count AS (${bucketUpsertSql(`$${key}`, `$${windowStart}::timestamptz`)}) `, within: `(SELECT count FROM rate_count) <= $${limit}` };
 }
 
 export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines> {
@@ -94,29 +91,31 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
   // The same work as the service's endpoints (issue 15: "a hand-written route doing the same work"): the essential
   // work plus what spec 4.1/4.8 and 8.1 oblige any implementation to do, each the cheapest hand-written way — the
   // bearer key checked by its SHA-256 digest (the agent cached per digest after its first read), and the per-agent
-  // count of the minute in the shared store, made by the request's own write as a CTE (20/min: 429 beyond it).
+  // count of the minute in the shared store, made by the request's own write as a CTE. Over the limit the write
+  // applies nothing: /trigger answers 429, /callback 404 (it cannot tell that from a run not found); either fails
+  // the figure, which needs 201/200.
   const keys = { ingest: new Map<string, number>(), agent: new Map<string, number>() };
   const agentOf = async (kind: 'ingest' | 'agent', header: string | undefined): Promise<number | null> => {
     const token = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
     if (!token) return null;
-    const digest = createHash('sha256').update(token).digest();
-    const hex = digest.toString('hex');
+    const d = digest(token);
+    const hex = d.toString('hex');
     const hit = keys[kind].get(hex);
     if (hit !== undefined) return hit;
-    const { rows } = await db.query<{ id: number }>(`SELECT id FROM agents WHERE ${kind}_key_digest = $1`, [digest]);
+    const { rows } = await db.query<{ id: number }>(`SELECT id FROM agents WHERE ${kind}_key_digest = $1`, [d]);
     if (rows[0]) keys[kind].set(hex, Number(rows[0].id));
     return rows[0] ? Number(rows[0].id) : null;
   };
   app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/trigger/:agentId', async (req, reply) => {
     const agentId = Number(req.params.agentId);
     if ((await agentOf('ingest', req.headers.authorization)) !== agentId) return reply.code(401).send({ error: 'unauthorized' });
-    const started = await trigger(agentId, req.body?.input, { key: `baseline-trigger:${agentId}`, limit: 20 });
+    const started = await trigger(agentId, req.body?.input, { key: `baseline-trigger:${agentId}`, limit: LIMITS.trigger });
     return started ? reply.code(201).send({ runId: started.runId, status: 'queued' }) : reply.code(429).send({ error: 'rate_limited' });
   });
   app.post<{ Params: { runId: string }; Body: { output?: unknown; outputs?: number } }>('/callback/:runId', async (req, reply) => {
     const agentId = await agentOf('agent', req.headers.authorization);
     if (agentId === null) return reply.code(401).send({ error: 'unauthorized' });
-    const ok = await callback(Number(req.params.runId), agentId, req.body, { key: `baseline-callback:${agentId}`, limit: 20 });
+    const ok = await callback(Number(req.params.runId), agentId, req.body, { key: `baseline-callback:${agentId}`, limit: LIMITS.callbackAndWaitpoint });
     return ok ? reply.code(200).send() : reply.code(404).send({ error: 'not_found' });
   });
 

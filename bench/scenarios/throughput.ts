@@ -4,7 +4,7 @@ import { routeAvailable } from '../harness.ts';
 import type { Report } from '../report.ts';
 import { ms, pct, rps } from '../stats.ts';
 import type { ReqSpec } from '../types.ts';
-import { compareThroughput, costLines, statusLine, type SideResult } from './compare.ts';
+import { compareThroughput, costLines, statusLine, type Side, type SideResult } from './compare.ts';
 
 const json = (auth: string): Record<string, string> => ({ authorization: `Bearer ${auth}`, 'content-type': 'application/json' });
 
@@ -39,16 +39,21 @@ function throughputFigures(r: Report, name: string, label: string, res: { servic
   for (const l of lines) r.note(l);
 }
 
+/** compareThroughput's arguments for a hot path: the service, the same-work baseline, and its bare route (INFO). */
+function hotPathSides(h: Harness, svc: ReqSpec[], base: ReqSpec[], label: string): [Side, Side, string, Side] {
+  const at = (origin: string, requests: ReqSpec[]): Side => ({ inst: h.primary, origin, requests });
+  const bare = base.map((b) => ({ ...b, path: `/bare${b.path}` }));
+  return [at(h.primary.service, svc), at(h.primary.baseline, base), label, at(h.primary.baseline, bare)];
+}
+
 export async function triggerThroughput(h: Harness, r: Report): Promise<void> {
   const name = '/trigger throughput, 5,000 agents';
   if (!(await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger'))) return r.skipped(name, '/trigger not available', HOT_PATH_TARGET);
   const body = JSON.stringify({ input: { bench: true } });
   const svc: ReqSpec[] = h.seeded.task.map((a) => ({ method: 'POST', path: `/api/agents/${a.id}/runs/trigger`, headers: json(a.ingestKey), body }));
   const base: ReqSpec[] = h.seeded.task.map((a) => ({ method: 'POST', path: `/trigger/${a.id}`, headers: json(a.ingestKey), body }));
-  const bare: ReqSpec[] = base.map((b) => ({ ...b, path: `/bare${b.path}` }));
   await h.call(h.fakes, 'autoPrune', true);
-  const at = (requests: ReqSpec[], origin = h.primary.baseline) => ({ inst: h.primary, origin, requests });
-  const res = await compareThroughput(h, at(svc, h.primary.service), at(base), 'trigger', at(bare));
+  const res = await compareThroughput(h, ...hotPathSides(h, svc, base, 'trigger'));
   await h.call(h.fakes, 'autoPrune', false);
   throughputFigures(r, name, '/trigger', res, HOT_PATH_MIN, '201');
 }
@@ -62,9 +67,7 @@ export async function callbackThroughput(h: Harness, r: Report): Promise<void> {
   const body = JSON.stringify({ type: 'output', output: { step: 1, note: 'intermediate' }, outputs: 1 });
   const svc: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/api/runs/${x.runId}/callback`, headers: json(keyOf.get(x.agentId)!), body }));
   const base: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/callback/${x.runId}`, headers: json(keyOf.get(x.agentId)!), body }));
-  const bare: ReqSpec[] = base.map((b) => ({ ...b, path: `/bare${b.path}` }));
-  const at = (requests: ReqSpec[], origin = h.primary.baseline) => ({ inst: h.primary, origin, requests });
-  const res = await compareThroughput(h, at(svc, h.primary.service), at(base), 'callback', at(bare));
+  const res = await compareThroughput(h, ...hotPathSides(h, svc, base, 'callback'));
   throughputFigures(r, name, '/callback', res, HOT_PATH_MIN, '200');
 }
 

@@ -3,8 +3,8 @@
 // closed days come from the rollup (run-rollup.ts): per day from the organizations' rows (or the agent's), per agent
 // from the aligned spans covering them; the rest — partial days at either end, runs created since the last refresh,
 // closed days with a run changed since it — is aggregated from runs a day at a time and counted in both. A partial
-// closed day at an end may instead be taken whole from the rollup less its runs outside the period, whichever
-// reads fewer runs.
+// closed day at an end may instead be taken whole from the rollup less its runs outside the period, when the part
+// outside is the shorter.
 import type { Db } from '../storage/db.ts';
 import { RUN_STATUSES, type RunStatus } from './run-states.ts';
 import {
@@ -126,26 +126,25 @@ export async function aggregatePeriod(db: Db, f: RunAggregateFilter): Promise<Pe
 
 /**
  * The whole closed days to take from the rollup, [lo, hi): [first, end) widened by a partial closed day at either
- * end of the period when the runs of that day outside the period (`outside`, subtracted) are fewer than those in it.
- * So at most half a day of runs is read from runs for each end (issue 15: the 90-day dashboard's first day, ~100,000
- * runs at ten million, was 40 ms of its 53).
+ * end of the period when the part of that day outside the period (`outside`, subtracted) is the shorter one, so at
+ * most half a day is read from runs for each end (issue 15: the 90-day dashboard's first day, ~100,000 runs at ten
+ * million, was 40 ms of its 53). A day counts as closed when it ends by `closedBefore`.
  */
-function trimmedEnds(f: RunAggregateFilter, first: Date, end: Date, closedBefore: Date): { lo: Date; hi: Date; outside: Array<[Date, Date]> } {
-  let [lo, hi] = [first, end];
-  const outside: Array<[Date, Date]> = [];
-  if (first > end) return { lo, hi, outside }; // the period ends on its first day, or that day is still open
-  const d0 = dayStart(f.from);
-  if (d0 < f.from && f.from.getTime() - d0.getTime() < first.getTime() - f.from.getTime()) {
-    lo = d0;
-    outside.push([d0, f.from]);
+export function trimmedEnds(f: Pick<RunAggregateFilter, 'from' | 'to'>, first: Date, end: Date, closedBefore: Date): { lo: Date; hi: Date; outside: Array<[Date, Date]> } {
+  const trimmed = { lo: first, hi: end, outside: [] as Array<[Date, Date]> };
+  if (first > end) return trimmed; // the period ends on its first day, or that day is still open
+  // Each test below is false for a day the period starts or ends exactly on (nothing of it lies outside).
+  const firstDay = dayStart(f.from);
+  if (f.from.getTime() - firstDay.getTime() < first.getTime() - f.from.getTime()) {
+    trimmed.lo = firstDay;
+    trimmed.outside.push([firstDay, f.from]);
   }
-  const last = dayStart(f.to);
-  const next = new Date(last.getTime() + DAY_MS);
-  if (last < f.to && last.getTime() === end.getTime() && next <= closedBefore && next.getTime() - f.to.getTime() < f.to.getTime() - last.getTime()) {
-    hi = next;
-    outside.push([f.to, next]);
+  const lastEnd = new Date(dayStart(f.to).getTime() + DAY_MS);
+  if (lastEnd <= closedBefore && lastEnd.getTime() - f.to.getTime() < f.to.getTime() - end.getTime()) {
+    trimmed.hi = lastEnd;
+    trimmed.outside.push([f.to, lastEnd]);
   }
-  return { lo, hi, outside };
+  return trimmed;
 }
 
 /** Rollup rows counted negatively: runs of a rolled-up day that fall outside the period. */

@@ -7,7 +7,8 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 import { dashboard, type DashboardQuery } from '../../src/admin/dashboard.ts';
-import { refreshRollup, rollupState, spanCover } from '../../src/runs/run-rollup.ts';
+import { dayStart, nextDayStart, refreshRollup, rollupState, spanCover } from '../../src/runs/run-rollup.ts';
+import { trimmedEnds } from '../../src/runs/run-aggregate.ts';
 
 const HOUR = 3_600_000;
 const clock = new ManualClock(new Date('2026-05-20T12:00:00Z'));
@@ -153,6 +154,30 @@ describe('issue 14: the dashboard rollup', () => {
     expect((await rollupState(t.db))!.closedBefore).toEqual(new Date('2026-05-22T00:00:00Z'));
     await expectDerivedExact();
     expect(await dashboard(t.ctx, q)).toEqual(expected);
+  });
+
+  it('takes a partial closed end day whole from the rollup only when the part outside the period is the shorter: at most half a day read from runs (issue 15)', () => {
+    const closedBefore = new Date('2026-05-20T00:00:00Z');
+    const ends = (from: string, to: string) => {
+      const f = { from: new Date(from), to: new Date(to) };
+      const end = new Date(Math.min(dayStart(f.to).getTime(), closedBefore.getTime()));
+      const r = trimmedEnds(f, nextDayStart(f.from), end, closedBefore);
+      return { lo: r.lo.toISOString(), hi: r.hi.toISOString(), outside: r.outside.map(([a, b]) => [a.toISOString(), b.toISOString()]) };
+    };
+    // Early in the first day, late in the last: both widened, the short parts outside subtracted.
+    expect(ends('2026-04-12T01:30:00Z', '2026-05-18T22:15:00Z')).toEqual({
+      lo: '2026-04-12T00:00:00.000Z',
+      hi: '2026-05-19T00:00:00.000Z',
+      outside: [['2026-04-12T00:00:00.000Z', '2026-04-12T01:30:00.000Z'], ['2026-05-18T22:15:00.000Z', '2026-05-19T00:00:00.000Z']],
+    });
+    // Late in the first day, early in the last: the parts inside are the shorter, read from runs as they are.
+    expect(ends('2026-04-12T13:00:00Z', '2026-05-18T11:00:00Z')).toEqual({ lo: '2026-04-13T00:00:00.000Z', hi: '2026-05-18T00:00:00.000Z', outside: [] });
+    // Ends on day boundaries: nothing partial.
+    expect(ends('2026-04-12T00:00:00Z', '2026-05-18T00:00:00Z')).toEqual({ lo: '2026-04-12T00:00:00.000Z', hi: '2026-05-18T00:00:00.000Z', outside: [] });
+    // A last day not closed yet (today) is never taken from the rollup as a whole day.
+    expect(ends('2026-04-12T13:00:00Z', '2026-05-20T23:00:00Z').hi).toBe('2026-05-20T00:00:00.000Z');
+    // Within one day: no whole day to widen to.
+    expect(ends('2026-04-12T01:00:00Z', '2026-04-12T23:00:00Z')).toEqual({ lo: '2026-04-13T00:00:00.000Z', hi: '2026-04-12T00:00:00.000Z', outside: [] });
   });
 
   it('covers whole days with aligned spans, widest first: at most two of each size (issue 15)', () => {
