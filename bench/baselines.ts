@@ -3,7 +3,7 @@
 // logger, no schema, no metrics. /trigger and /callback also check the bearer key and count the spec's rate limit,
 // as any implementation must (issue 15 measures them against "a hand-written route doing the same work"); their
 // bare floors, without either, are printed for information.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Db } from '../src/storage/db.ts';
 import { digest } from '../src/lib/secrets.ts';
@@ -13,11 +13,12 @@ import { DOWNLOAD_PATH, TASK, type FakeUrls } from './types.ts';
 
 export interface Baselines {
   app: FastifyInstance;
-  /** Requests held open right now by /hold and /hold-forever. */
+  /** Requests held open right now by /hold, /trigger-and-hold and /hold-forever. */
   heldCount(): number;
 }
 
 const WAKE_CHANNEL = 'bench_wake';
+const RUN_WAKE_CHANNEL = 'bench_run_wake';
 
 /** A request's count in its agent's bucket of the minute (spec 8.1), made by the request's write. */
 interface RateCount {
@@ -31,7 +32,7 @@ interface RateCount {
  */
 function counted(count: RateCount, params: unknown[]): { cte: string; within: string } {
   const [key, windowStart, limit] = [params.push(count.key), params.push(windowOf(new Date()).start), params.push(count.limit)];
-  return { cte: `WITH rate_count AS (${bucketUpsertSql(`$${key}`, `$${windowStart}::timestamptz`)}) `, within: `(SELECT count FROM rate_count) <= $${limit}` };
+  return { cte: `WITH rate_count AS (${bucketUpsertSql(`$${key}`, `$${windowStart}::timestamptz`)})`, within: `(SELECT count FROM rate_count) <= $${limit}` };
 }
 
 export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines> {
@@ -40,16 +41,17 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
   const dispatcher = new Agent({ connect: { timeout: 5_000 }, headersTimeout: 15_000, bodyTimeout: 15_000 });
   app.addHook('onClose', async () => dispatcher.close());
   const triggerUrl = `${fakes.trigger}/api/v1/tasks/${TASK}/trigger`;
+  const triggerHeaders = { authorization: `Bearer ${fakes.triggerSecret}`, 'x-trigger-api-version': '2025-07-16', accept: 'application/json' };
 
   app.post('/hello', async () => ({ hello: 'world' }));
 
   // The essential work of /trigger: one INSERT, one POST to the runtime, one UPDATE (the routes below add the spec's checks).
-  const trigger = async (agentId: number, input: unknown, count: RateCount | null): Promise<{ runId: number } | null> => {
+  const trigger = async (agentId: number, input: unknown, count: RateCount | null): Promise<{ runId: number; externalId: string } | null> => {
     const now = new Date();
     const params: unknown[] = [agentId, JSON.stringify(input ?? {}), now];
     const c = count ? counted(count, params) : { cte: '', within: 'true' };
     const { rows } = await db.query<{ id: number }>(
-      `${c.cte}INSERT INTO runs (agent_id, status, source, input, created_at, updated_at)
+      `${c.cte} INSERT INTO runs (agent_id, status, source, input, created_at, updated_at)
        SELECT $1::bigint, 'queued', 'baseline', $2::jsonb, $3::timestamptz, $3::timestamptz WHERE ${c.within} RETURNING id`,
       params,
     );
@@ -58,12 +60,12 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     const res = await request(triggerUrl, {
       dispatcher,
       method: 'POST',
-      headers: { authorization: `Bearer ${fakes.triggerSecret}`, 'x-trigger-api-version': '2025-07-16', 'content-type': 'application/json', accept: 'application/json' },
+      headers: { ...triggerHeaders, 'content-type': 'application/json' },
       body: JSON.stringify({ payload: { runId, input: input ?? {} }, options: { idempotencyKey: String(runId), tags: [`ars_run:${runId}`], ttl: '10m' } }),
     });
     const answer = (await res.body.json()) as { id: string };
     await db.query('UPDATE runs SET external_run_id = $2, next_poll_at = $3, updated_at = $4 WHERE id = $1', [runId, answer.id, new Date(now.getTime() + 60_000), now]);
-    return { runId };
+    return { runId, externalId: answer.id };
   };
   // The essential work of /callback: one guarded UPDATE.
   const callback = async (runId: number, agentId: number | null, body: { output?: unknown; outputs?: number } | undefined, count: RateCount | null): Promise<boolean> => {
@@ -71,7 +73,7 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     const owner = agentId === null ? '' : ` AND agent_id = $${params.push(agentId)}`;
     const c = count ? counted(count, params) : { cte: '', within: 'true' };
     const { rows } = await db.query(
-      `${c.cte}UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3, outputs), updated_at = now()
+      `${c.cte} UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3, outputs), updated_at = now()
        WHERE id = $1 AND status = ANY($4::text[])${owner} AND ${c.within} RETURNING id`,
       params,
     );
@@ -135,6 +137,51 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     await db.query(`SELECT pg_notify('${WAKE_CHANNEL}', $1)`, [req.params.key]);
     return reply.code(200).send();
   });
+
+  // The wake-up's same work (INFO beside the floor above): a task run started and its caller held, as
+  // trigger-and-wait does; its completion written by the callback's work (key, rate count, one guarded UPDATE to
+  // `completed`, committed before anyone is told) and announced here or by a NOTIFY sent with that write; the held
+  // caller then answered with the task's return value read from the runtime (spec 4.2). A completion reported to the
+  // instance holding the caller starts that read at once, beside the write, as the service does.
+  const runWaiters = new Map<string, { externalId: string; wake: (output: Promise<unknown>) => void }>();
+  const returnValue = async (externalId: string): Promise<unknown> => {
+    const res = await request(`${fakes.trigger}/api/v3/runs/${externalId}`, { dispatcher, headers: triggerHeaders });
+    return ((await res.body.json()) as { output?: unknown }).output;
+  };
+  const wakeRun = (runId: string, output?: Promise<unknown>) => {
+    const waiter = runWaiters.get(runId);
+    if (!waiter) return;
+    runWaiters.delete(runId);
+    waiter.wake(output ?? returnValue(waiter.externalId));
+  };
+  await db.listen(RUN_WAKE_CHANNEL, (runId) => wakeRun(runId));
+  app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/trigger-and-hold/:agentId', async (req, reply) => {
+    const agentId = Number(req.params.agentId);
+    if ((await agentOf('ingest', req.headers.authorization)) !== agentId) return reply.code(401).send({ error: 'unauthorized' });
+    const started = await trigger(agentId, req.body?.input, { key: `baseline-trigger:${agentId}`, limit: LIMITS.trigger });
+    if (!started) return reply.code(429).send({ error: 'rate_limited' });
+    const output = await new Promise<unknown>((wake) => runWaiters.set(String(started.runId), { externalId: started.externalId, wake }));
+    return reply.code(200).send({ runId: started.runId, status: 'completed', output });
+  });
+  const complete = async (req: FastifyRequest<{ Params: { runId: string }; Body: { output?: unknown } }>, reply: FastifyReply, viaPg: boolean) => {
+    const agentId = await agentOf('agent', req.headers.authorization);
+    if (agentId === null) return reply.code(401).send({ error: 'unauthorized' });
+    const waiter = runWaiters.get(req.params.runId);
+    const early = waiter && returnValue(waiter.externalId);
+    const params: unknown[] = [Number(req.params.runId), agentId, JSON.stringify(req.body?.output ?? null)];
+    const c = counted({ key: `baseline-callback:${agentId}`, limit: LIMITS.callbackAndWaitpoint }, params);
+    const notify = viaPg ? `, pg_notify('${RUN_WAKE_CHANNEL}', id::text)` : '';
+    const { rows } = await db.query(
+      `${c.cte}, moved AS (UPDATE runs SET status = 'completed', output_data = $3::jsonb, completed_at = now(), next_poll_at = NULL, updated_at = now()
+       WHERE id = $1 AND agent_id = $2 AND status IN ('queued', 'running') AND ${c.within} RETURNING id) SELECT id${notify} FROM moved`,
+      params,
+    );
+    if (rows.length === 0) return reply.code(404).send({ error: 'not_found' });
+    if (!viaPg) wakeRun(req.params.runId, early);
+    return reply.code(200).send();
+  };
+  app.post<{ Params: { runId: string }; Body: { output?: unknown } }>('/complete/:runId', (req, reply) => complete(req, reply, false));
+  app.post<{ Params: { runId: string }; Body: { output?: unknown } }>('/complete-pg/:runId', (req, reply) => complete(req, reply, true));
 
   // One proxy hop through Fastify's stream reply, nothing else (INFO: what the usual way of proxying costs).
   app.post('/proxy-download', async (req, reply) => {
@@ -207,5 +254,5 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     return new Promise(() => {});
   });
 
-  return { app, heldCount: () => held.size + waiters.size };
+  return { app, heldCount: () => held.size + waiters.size + runWaiters.size };
 }
