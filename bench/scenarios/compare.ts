@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Harness, Instance } from '../harness.ts';
 import { summarize } from '../stats.ts';
+import { postgresCpuMs } from '../pg-cpu.ts';
 import type { HostProfile, LatencySummary, ReqSpec, ThroughputJob, ThroughputResult } from '../types.ts';
 
 export interface Side {
@@ -20,6 +21,8 @@ export interface SideResult {
   clientCpu: number;
   /** Service-host CPU per request (ms) and DB statements per request, from the host's own profile. */
   cpuMsPerReq: number;
+  /** PostgreSQL's CPU per request (ms), all its processes, where the server runs on this machine (pg-cpu.ts). */
+  pgCpuMsPerReq: number | null;
   elu: number;
   queries: Array<{ sql: string; perReq: number; avgMs: number }>;
   invokeAvgMs: number;
@@ -27,13 +30,22 @@ export interface SideResult {
 
 export const TIMING = { connections: 32, preWarmMs: 2_000, warmupMs: 1_000, sliceMs: 3_000, slices: 4 };
 
-async function measure(h: Harness, side: Side, warmupMs: number, durationMs: number, atLeast?: number): Promise<{ r: ThroughputResult; p: HostProfile }> {
-  const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs, atLeast };
-  const { result, profile } = await h.profile(side.inst, () => h.call<ThroughputResult>(h.load, 'throughput', job));
-  return { r: result, p: profile };
+interface Measured {
+  r: ThroughputResult;
+  p: HostProfile;
+  /** PostgreSQL's CPU over the same window as the host's profile, or null. */
+  pgMs: number | null;
 }
 
-function combine(parts: Array<{ r: ThroughputResult; p: HostProfile }>): SideResult {
+async function measure(h: Harness, side: Side, warmupMs: number, durationMs: number, atLeast?: number): Promise<Measured> {
+  const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs, atLeast };
+  const pg0 = await postgresCpuMs();
+  const { result, profile } = await h.profile(side.inst, () => h.call<ThroughputResult>(h.load, 'throughput', job));
+  const pg1 = await postgresCpuMs();
+  return { r: result, p: profile, pgMs: pg0 === null || pg1 === null ? null : pg1 - pg0 };
+}
+
+function combine(parts: Measured[]): SideResult {
   const requests = parts.reduce((s, x) => s + x.r.requests, 0);
   const seconds = parts.length * (TIMING.sliceMs / 1000);
   const samples = new Float64Array(requests);
@@ -41,15 +53,17 @@ function combine(parts: Array<{ r: ThroughputResult; p: HostProfile }>): SideRes
   const statuses: Record<string, number> = {};
   const queries = new Map<string, { count: number; totalMs: number }>();
   let cpuMs = 0;
+  let pgMs: number | null = 0;
   let elu = 0;
   let invokes = 0;
   let invokeMs = 0;
-  for (const { r, p } of parts) {
+  for (const { r, p, pgMs: pg } of parts) {
     samples.set(r.samples, off);
     off += r.samples.length;
     for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
     // The host's profile window includes the warm-up second: scale its costs by the measured share of requests.
     cpuMs += p.cpuMs;
+    pgMs = pgMs === null || pg === null ? null : pgMs + pg;
     elu += p.elu / parts.length;
     invokes += p.invokes.count;
     invokeMs += p.invokes.totalMs;
@@ -68,6 +82,7 @@ function combine(parts: Array<{ r: ThroughputResult; p: HostProfile }>): SideRes
     statuses,
     clientCpu: parts.reduce((s, x) => s + x.r.clientCpu, 0) / parts.length,
     cpuMsPerReq: cpuMs / handled,
+    pgCpuMsPerReq: pgMs === null ? null : pgMs / handled,
     elu,
     queries: [...queries]
       .map(([sql, e]) => ({ sql, perReq: e.count / handled, avgMs: e.totalMs / Math.max(1, e.count) }))
@@ -102,7 +117,7 @@ export async function compareThroughput(
       await h.call(side.inst.host, 'cpuProfileStop', path.resolve(profDir, `${label.replace(/[^a-z0-9]+/gi, '-')}${suffix}.cpuprofile`));
     }
   }
-  const windows = sides.map(() => [] as Array<{ r: ThroughputResult; p: HostProfile }>);
+  const windows = sides.map(() => [] as Measured[]);
   for (let i = 0; i < TIMING.slices; i++) {
     for (const [k, side] of sides.entries()) windows[k]!.push(await measure(h, side, TIMING.warmupMs, TIMING.sliceMs));
   }
@@ -114,7 +129,7 @@ export async function compareThroughput(
 export function costLines(label: string, r: SideResult): string[] {
   const q = r.queries.map((x) => `${x.perReq.toFixed(2)}× "${x.sql}" (avg ${x.avgMs.toFixed(2)} ms)`).join('; ');
   return [
-    `${label}: ${r.cpuMsPerReq.toFixed(3)} ms host CPU/request, event loop ${(r.elu * 100).toFixed(0)}% busy, ` +
+    `${label}: ${r.cpuMsPerReq.toFixed(3)} ms host CPU/request${r.pgCpuMsPerReq === null ? '' : ` + ${r.pgCpuMsPerReq.toFixed(3)} ms PostgreSQL CPU`}, event loop ${(r.elu * 100).toFixed(0)}% busy, ` +
       `load generator ${(r.clientCpu * 100).toFixed(0)}% of a core${r.clientCpu > 0.9 ? ' (SATURATED: the figure is a floor)' : ''}` +
       (r.invokeAvgMs ? `, runtime invoke avg ${r.invokeAvgMs.toFixed(2)} ms` : ''),
     `${label} DB statements per request: ${q || 'none'}`,
