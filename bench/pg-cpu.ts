@@ -1,7 +1,9 @@
 // PostgreSQL's own CPU while a side is measured, when the server runs on this machine: the service host's CPU
 // is only half of a hot path's cost, and on a small machine the other half (the statements the server runs)
 // takes the same cores. Summed over every `postgres` process (backends, WAL writer, checkpointer) from /proc,
-// whose counters tick at 100 Hz: good over a window of seconds, not for a single request.
+// whose counters tick at 100 Hz: good over a window of seconds, not for a single request. A process that ends
+// (a backend closed, an autovacuum worker done) takes its CPU out of the sum; the postmaster's count of its reaped
+// children puts it back, so a difference never goes negative.
 import { readdir, readFile } from 'node:fs/promises';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -23,7 +25,8 @@ export async function postgresCpuMs(): Promise<number | null> {
       const close = stat.lastIndexOf(')');
       if (close < 0 || stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') return;
       const fields = stat.slice(close + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+      // utime, stime, then cutime, cstime: the ended children waited for (fields 14–17 of stat).
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
       found = true;
     }),
   );
