@@ -67,14 +67,23 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     await db.query('UPDATE runs SET external_run_id = $2, next_poll_at = $3, updated_at = $4 WHERE id = $1', [runId, answer.id, new Date(now.getTime() + 60_000), now]);
     return { runId, externalId: answer.id };
   };
-  // The essential work of /callback: one guarded UPDATE.
-  const callback = async (runId: number, agentId: number | null, body: { output?: unknown; outputs?: number } | undefined, count: RateCount | null): Promise<boolean> => {
+  // The essential work of /callback: one guarded UPDATE. With `end`, the run's completion (the wake-up's same work
+  // below), announced to every instance by a NOTIFY of the same statement when `end.notify`.
+  const callback = async (
+    runId: number,
+    agentId: number | null,
+    body: { output?: unknown; outputs?: number } | undefined,
+    count: RateCount | null,
+    end: { notify: boolean } | null = null,
+  ): Promise<boolean> => {
     const params: unknown[] = [runId, JSON.stringify(body?.output ?? null), body?.outputs ?? null, ['queued', 'running']];
     const owner = agentId === null ? '' : ` AND agent_id = $${params.push(agentId)}`;
     const c = count ? counted(count, params) : { cte: '', within: 'true' };
+    const completion = end ? `, status = 'completed', completed_at = now(), next_poll_at = NULL` : '';
+    const notify = end?.notify ? `, pg_notify('${RUN_WAKE_CHANNEL}', id::text)` : '';
     const { rows } = await db.query(
-      `${c.cte} UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3, outputs), updated_at = now()
-       WHERE id = $1 AND status = ANY($4::text[])${owner} AND ${c.within} RETURNING id`,
+      `${c.cte} UPDATE runs SET output_data = $2::jsonb, outputs = coalesce($3, outputs)${completion}, updated_at = now()
+       WHERE id = $1 AND status = ANY($4::text[])${owner} AND ${c.within} RETURNING id${notify}`,
       params,
     );
     return rows.length > 0;
@@ -108,18 +117,49 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
     if (rows[0]) keys[kind].set(hex, Number(rows[0].id));
     return rows[0] ? Number(rows[0].id) : null;
   };
-  app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/trigger/:agentId', async (req, reply) => {
+  // Callers held by /trigger-and-hold (the wake-up's same work, below), and the task's return value they are answered with.
+  const runWaiters = new Map<string, { externalId: string; wake: (output: Promise<unknown>) => void }>();
+  const returnValue = async (externalId: string): Promise<unknown> => {
+    const res = await request(`${fakes.trigger}/api/v3/runs/${externalId}`, { dispatcher, headers: triggerHeaders });
+    return ((await res.body.json()) as { output?: unknown }).output;
+  };
+  const wakeRun = (runId: string, output?: Promise<unknown>) => {
+    const waiter = runWaiters.get(runId);
+    if (!waiter) return;
+    runWaiters.delete(runId);
+    waiter.wake(output ?? returnValue(waiter.externalId));
+  };
+  /** The key check and the counted trigger of a same-work route; null once the request has been answered 401 or 429. */
+  const triggered = async (req: FastifyRequest<{ Params: { agentId: string }; Body: { input?: unknown } }>, reply: FastifyReply) => {
     const agentId = Number(req.params.agentId);
-    if ((await agentOf('ingest', req.headers.authorization)) !== agentId) return reply.code(401).send({ error: 'unauthorized' });
+    if ((await agentOf('ingest', req.headers.authorization)) !== agentId) {
+      void reply.code(401).send({ error: 'unauthorized' });
+      return null;
+    }
     const started = await trigger(agentId, req.body?.input, { key: `baseline-trigger:${agentId}`, limit: LIMITS.trigger });
-    return started ? reply.code(201).send({ runId: started.runId, status: 'queued' }) : reply.code(429).send({ error: 'rate_limited' });
+    if (!started) void reply.code(429).send({ error: 'rate_limited' });
+    return started;
+  };
+  app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/trigger/:agentId', async (req, reply) => {
+    const started = await triggered(req, reply);
+    return started ? reply.code(201).send({ runId: started.runId, status: 'queued' }) : reply;
   });
-  app.post<{ Params: { runId: string }; Body: { output?: unknown; outputs?: number } }>('/callback/:runId', async (req, reply) => {
+  /** /callback's same work; with `end`, the run's completion, waking its caller here or (`notify`) wherever it is held. */
+  const callbackRoute = (end: { notify: boolean } | null) => async (req: FastifyRequest<{ Params: { runId: string }; Body: { output?: unknown; outputs?: number } }>, reply: FastifyReply) => {
     const agentId = await agentOf('agent', req.headers.authorization);
     if (agentId === null) return reply.code(401).send({ error: 'unauthorized' });
-    const ok = await callback(Number(req.params.runId), agentId, req.body, { key: `baseline-callback:${agentId}`, limit: LIMITS.callbackAndWaitpoint });
-    return ok ? reply.code(200).send() : reply.code(404).send({ error: 'not_found' });
-  });
+    const { runId } = req.params;
+    // A completion reported where its caller is held: the return value is read beside the write, as the service does.
+    const waiter = end && !end.notify ? runWaiters.get(runId) : undefined;
+    const early = waiter && returnValue(waiter.externalId);
+    if (!(await callback(Number(runId), agentId, req.body, { key: `baseline-callback:${agentId}`, limit: LIMITS.callbackAndWaitpoint }, end))) {
+      early?.catch(() => undefined); // read for nothing: the run was not this agent's, not open, or over the limit
+      return reply.code(404).send({ error: 'not_found' });
+    }
+    if (waiter) wakeRun(runId, early);
+    return reply.code(200).send();
+  };
+  app.post('/callback/:runId', callbackRoute(null));
 
   // Wake-up floor: a held request answered when another request names it, here or through PostgreSQL NOTIFY.
   const waiters = new Map<string, () => void>();
@@ -143,45 +183,15 @@ export async function buildBaselines(db: Db, fakes: FakeUrls): Promise<Baselines
   // `completed`, committed before anyone is told) and announced here or by a NOTIFY sent with that write; the held
   // caller then answered with the task's return value read from the runtime (spec 4.2). A completion reported to the
   // instance holding the caller starts that read at once, beside the write, as the service does.
-  const runWaiters = new Map<string, { externalId: string; wake: (output: Promise<unknown>) => void }>();
-  const returnValue = async (externalId: string): Promise<unknown> => {
-    const res = await request(`${fakes.trigger}/api/v3/runs/${externalId}`, { dispatcher, headers: triggerHeaders });
-    return ((await res.body.json()) as { output?: unknown }).output;
-  };
-  const wakeRun = (runId: string, output?: Promise<unknown>) => {
-    const waiter = runWaiters.get(runId);
-    if (!waiter) return;
-    runWaiters.delete(runId);
-    waiter.wake(output ?? returnValue(waiter.externalId));
-  };
   await db.listen(RUN_WAKE_CHANNEL, (runId) => wakeRun(runId));
   app.post<{ Params: { agentId: string }; Body: { input?: unknown } }>('/trigger-and-hold/:agentId', async (req, reply) => {
-    const agentId = Number(req.params.agentId);
-    if ((await agentOf('ingest', req.headers.authorization)) !== agentId) return reply.code(401).send({ error: 'unauthorized' });
-    const started = await trigger(agentId, req.body?.input, { key: `baseline-trigger:${agentId}`, limit: LIMITS.trigger });
-    if (!started) return reply.code(429).send({ error: 'rate_limited' });
+    const started = await triggered(req, reply);
+    if (!started) return reply;
     const output = await new Promise<unknown>((wake) => runWaiters.set(String(started.runId), { externalId: started.externalId, wake }));
     return reply.code(200).send({ runId: started.runId, status: 'completed', output });
   });
-  const complete = async (req: FastifyRequest<{ Params: { runId: string }; Body: { output?: unknown } }>, reply: FastifyReply, viaPg: boolean) => {
-    const agentId = await agentOf('agent', req.headers.authorization);
-    if (agentId === null) return reply.code(401).send({ error: 'unauthorized' });
-    const waiter = runWaiters.get(req.params.runId);
-    const early = waiter && returnValue(waiter.externalId);
-    const params: unknown[] = [Number(req.params.runId), agentId, JSON.stringify(req.body?.output ?? null)];
-    const c = counted({ key: `baseline-callback:${agentId}`, limit: LIMITS.callbackAndWaitpoint }, params);
-    const notify = viaPg ? `, pg_notify('${RUN_WAKE_CHANNEL}', id::text)` : '';
-    const { rows } = await db.query(
-      `${c.cte}, moved AS (UPDATE runs SET status = 'completed', output_data = $3::jsonb, completed_at = now(), next_poll_at = NULL, updated_at = now()
-       WHERE id = $1 AND agent_id = $2 AND status IN ('queued', 'running') AND ${c.within} RETURNING id) SELECT id${notify} FROM moved`,
-      params,
-    );
-    if (rows.length === 0) return reply.code(404).send({ error: 'not_found' });
-    if (!viaPg) wakeRun(req.params.runId, early);
-    return reply.code(200).send();
-  };
-  app.post<{ Params: { runId: string }; Body: { output?: unknown } }>('/complete/:runId', (req, reply) => complete(req, reply, false));
-  app.post<{ Params: { runId: string }; Body: { output?: unknown } }>('/complete-pg/:runId', (req, reply) => complete(req, reply, true));
+  app.post('/complete/:runId', callbackRoute({ notify: false }));
+  app.post('/complete-pg/:runId', callbackRoute({ notify: true }));
 
   // One proxy hop through Fastify's stream reply, nothing else (INFO: what the usual way of proxying costs).
   app.post('/proxy-download', async (req, reply) => {

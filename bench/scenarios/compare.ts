@@ -39,9 +39,11 @@ interface Measured {
 
 async function measure(h: Harness, side: Side, warmupMs: number, durationMs: number, atLeast?: number): Promise<Measured> {
   const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs, atLeast };
-  const pg0 = await postgresCpuMs();
+  // Only on PostgreSQL (the second instance exists only then): a PGlite run would report an idle server's CPU.
+  const pgCpu = h.secondary ? postgresCpuMs : async () => null;
+  const pg0 = await pgCpu();
   const { result, profile } = await h.profile(side.inst, () => h.call<ThroughputResult>(h.load, 'throughput', job));
-  const pg1 = await postgresCpuMs();
+  const pg1 = await pgCpu();
   return { r: result, p: profile, pgMs: pg0 === null || pg1 === null ? null : pg1 - pg0 };
 }
 

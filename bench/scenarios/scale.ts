@@ -39,13 +39,14 @@ const DB_NAME = `ars_bench_scale_${LABEL.toLowerCase()}`;
 export const SCALE = { orgs: 20, agents: 2_000, n8nEvery: 10, days: 90, batch: 1_000_000 };
 /** Agents given fresh keys each run, for /trigger and /callback (the busiest ones: most runs per agent). */
 const KEYED = 200;
-/**
- * Runs made due per sweep pass; unmeasured and measured rounds (one pass per side each). The new empty database's
- * first passes run about a fifth cheaper than its steady state (61–63 µs against 72–84 µs per timed-out run, seen
- * over 12 rounds), so two rounds warm up; with 5 measured rounds the median ratio of the timeout sweep swung from
- * 82% to 132% between full runs, so 11 are measured (about 20 s more).
- */
+/** Runs made due per sweep pass. */
 const DUE = 2_000;
+/**
+ * Unmeasured and measured sweep rounds (one pass per side each). The new empty database's first passes run about a
+ * fifth cheaper than its steady state (61–63 µs against 72–84 µs per timed-out run, seen over 12 rounds), so two
+ * rounds warm up; with 5 measured rounds the median ratio of the timeout sweep swung from 82% to 132% between full
+ * runs, so 11 are measured (about 20 s more).
+ */
 const SWEEP_WARMUP_ROUNDS = 2;
 const SWEEP_ROUNDS = 11;
 /** /trigger and /callback: blocks per side (one request per keyed agent each: 11 per agent with the warm-up, under its 20/min). */

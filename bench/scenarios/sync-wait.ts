@@ -80,20 +80,31 @@ async function runWake(h: Harness, holdAt: Instance, wakeAt: Instance, sameWork:
   const agents = h.seeded.wake.slice(0, WAITS);
   const keyOf = new Map(agents.map((a) => [a.id, a.agentKey]));
   const afterId = await h.call<number>(h.primary.host, 'maxRunId');
-  const counter = sameWork ? 'baselineHeld' : 'watchedRuns';
-  const before = await heldCount(h, holdAt, counter);
-  const completePath = (runId: number) => (!sameWork ? `/api/runs/${runId}/callback` : holdAt === wakeAt ? `/complete/${runId}` : `/complete-pg/${runId}`);
+  const via = sameWork
+    ? {
+        counter: 'baselineHeld' as const,
+        origin: (i: Instance) => i.baseline,
+        hold: (agentId: number) => `/trigger-and-hold/${agentId}`,
+        complete: (runId: number) => (holdAt === wakeAt ? `/complete/${runId}` : `/complete-pg/${runId}`),
+      }
+    : {
+        counter: 'watchedRuns' as const,
+        origin: (i: Instance) => i.service,
+        hold: (agentId: number) => `/api/agents/${agentId}/runs/trigger-and-wait`,
+        complete: (runId: number) => `/api/runs/${runId}/callback`,
+      };
+  const before = await heldCount(h, holdAt, via.counter);
   await h.call(h.fakes, 'reset');
   h.wakePlan = async () => {
-    await waitFor(`${WAITS} held waits`, async () => (await heldCount(h, holdAt, counter)) - before >= WAITS, 60_000, 100);
+    await waitFor(`${WAITS} held waits`, async () => (await heldCount(h, holdAt, via.counter)) - before >= WAITS, 60_000, 100);
     const runs = await h.call<Array<{ runId: number; agentId: number }>>(h.primary.host, 'queuedRuns', { agentIds: agents.map((a) => a.id), afterId });
     const body = JSON.stringify({ type: 'output', output: FINAL_OUTPUT, outputs: 1, complete: true });
     const items: WakeItem[] = runs.map((x) => ({
       key: String(x.runId),
       prepare: true,
-      wake: { method: 'POST', path: completePath(x.runId), headers: json(keyOf.get(x.agentId)!), body },
+      wake: { method: 'POST', path: via.complete(x.runId), headers: json(keyOf.get(x.agentId)!), body },
     }));
-    return { origin: sameWork ? wakeAt.baseline : wakeAt.service, items };
+    return { origin: via.origin(wakeAt), items };
   };
   // The task returns before (or as) it reports completion, so its return value is final in Trigger.dev first.
   h.prepare = async (key) => {
@@ -103,9 +114,8 @@ async function runWake(h: Harness, holdAt: Instance, wakeAt: Instance, sameWork:
     }
   };
   const body = JSON.stringify({ input: { bench: true }, timeoutMs: 120_000 });
-  const holdPath = (agentId: number) => (sameWork ? `/trigger-and-hold/${agentId}` : `/api/agents/${agentId}/runs/trigger-and-wait`);
-  const holds: ReqSpec[] = agents.map((a) => ({ method: 'POST', path: holdPath(a.id), headers: json(a.ingestKey), body }));
-  return h.call<WakeResult>(h.load, 'wake', { origin: sameWork ? holdAt.baseline : holdAt.service, holds, keyField: 'runId' });
+  const holds: ReqSpec[] = agents.map((a) => ({ method: 'POST', path: via.hold(a.id), headers: json(a.ingestKey), body }));
+  return h.call<WakeResult>(h.load, 'wake', { origin: via.origin(holdAt), holds, keyField: 'runId' });
 }
 
 /** Issue 15 item 2: the p99 within twice the baseline's, besides the absolute ceiling each path had before. */
@@ -120,10 +130,10 @@ function wakeFigure(r: Report, name: string, s: WakeResult, b: WakeResult, same:
   const sameRatio = `${(s.latency.p99 / same.latency.p99).toFixed(2)}×`;
   r.add({ name: `${name}, p99 vs a hand-written route doing the same work`, service: ms(s.latency.p99), baseline: ms(same.latency.p99), ratio: sameRatio, verdict: 'INFO' });
   r.add({ name: `${name}, p50 vs a hand-written route doing the same work`, service: ms(s.latency.p50), baseline: ms(same.latency.p50), verdict: 'INFO' });
+  const failures = (x: WakeResult) => (Object.keys(x.failures).length ? `, failures ${JSON.stringify(x.failures)}` : '');
   r.note(
-    `${name}: ${s.woken} woken (max ${ms(s.latency.max)}), ${s.early} answered before their callback, ${s.late} not woken within 10 s` +
-      `${Object.keys(s.failures).length ? `, failures ${JSON.stringify(s.failures)}` : ''}; baseline ${b.woken} woken; same-work route ${same.woken} woken (max ${ms(same.latency.max)})` +
-      `${Object.keys(same.failures).length ? `, failures ${JSON.stringify(same.failures)}` : ''}`,
+    `${name}: ${s.woken} woken (max ${ms(s.latency.max)}), ${s.early} answered before their callback, ${s.late} not woken within 10 s${failures(s)}; ` +
+      `baseline ${b.woken} woken; same-work route ${same.woken} woken (max ${ms(same.latency.max)})${failures(same)}`,
   );
 }
 
