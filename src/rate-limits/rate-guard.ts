@@ -129,8 +129,7 @@ export async function writeGuarded<R>(
 ): Promise<R | null | OverLimit> {
   const fixed = 'fixed' in write ? write.fixed : null;
   if (fixed && fixed.paramCount !== write.params.length) throw new Error(`a fixed write takes ${fixed.paramCount} parameters, not ${write.params.length}`);
-  const plain = async (): Promise<R | null> => firstRow<R>(q, fixed ? fixed.plain : plainText(write as GuardableWrite), write.params);
-  if (!guard) return plain();
+  if (!guard) return plainWrite<R>(q, write);
   let params: unknown[];
   let text: string;
   if (fixed) {
@@ -146,7 +145,7 @@ export async function writeGuarded<R>(
     row = await firstRow(q, text, params);
   } catch (err) {
     if (!isServerError(err)) throw err;
-    const result = await plain();
+    const result = await plainWrite<R>(q, write);
     guard.failedOpen(err);
     return result;
   }
@@ -155,6 +154,11 @@ export async function writeGuarded<R>(
   if (row!.id === null) return null;
   delete row![COUNT_COLUMN];
   return row;
+}
+
+/** The write without a guard. A function of its own, not a closure: writeGuarded is on every hot write. */
+function plainWrite<R>(q: Queryable, write: GuardableWrite | { params: unknown[]; fixed: FixedWrite }): Promise<R | null> {
+  return firstRow<R>(q, 'fixed' in write ? write.fixed.plain : plainText(write), write.params);
 }
 
 async function firstRow<R>(q: Queryable, sql: string, params: unknown[]): Promise<R | null> {

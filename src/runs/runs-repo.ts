@@ -4,7 +4,7 @@
 import type { Queryable } from '../storage/db.ts';
 import { storableJson } from '../lib/storable-json.ts';
 import { sqlWhere } from '../storage/sql-where.ts';
-import { fixedWrite, writeGuarded, type GuardableWrite, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import { fixedWrite, isOverLimit, writeGuarded, type GuardableWrite, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import { RUN_STATUSES, type RunStatus } from './run-states.ts';
 import { FIRST_STATUS_ON_TIMELINE } from './run-timeline.ts';
 
@@ -105,7 +105,8 @@ function insertWrite(also: string | null): Omit<GuardableWrite, 'params'> {
              WHERE ${withinLimit}
              RETURNING ${HEAD_COLUMNS})`) + `, ${FIRST_STATUS_ON_TIMELINE}` + (also === null ? '' : `, ${also}`),
     from: 'inserted',
-    select: 'inserted.*',
+    // Only the id comes back: the rest of the head is what the statement was given (the driver pays per column read).
+    select: 'inserted.id',
   };
 }
 
@@ -120,9 +121,10 @@ export function insertRun(q: Queryable, run: NewRun): Promise<RunHead>;
 export function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null, companion?: RunInsertCompanion | null): Promise<RunHead | OverLimit>;
 export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null = null, companion: RunInsertCompanion | null = null): Promise<RunHead | OverLimit> {
   const params: unknown[] = insertValues(run);
-  const row = await writeGuarded<RunHead>(q, guard, companion ? { params, ...insertWrite(companion((v) => `$${params.push(v)}`)) } : { params, fixed: INSERT_RUN });
+  const row = await writeGuarded<Pick<RunHead, 'id'>>(q, guard, companion ? { params, ...insertWrite(companion((v) => `$${params.push(v)}`)) } : { params, fixed: INSERT_RUN });
   if (!row) throw new Error('run insert returned no row');
-  return row;
+  if (isOverLimit(row)) return row;
+  return { id: row.id, agent_id: run.agentId, status: run.status, created_at: run.now, started_at: run.startedAt ?? null, external_run_id: run.externalRunId ?? null };
 }
 
 /**
@@ -266,12 +268,14 @@ export async function withExternalRunId<T>(offered: string | null | undefined, w
  * is over (the poller follows the run from here). Writes no status; a run that already reached a terminal state
  * (a fast callback) keeps next_poll_at NULL.
  */
-export function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<RunHead | null> {
+export function recordTriggered(q: Queryable, runId: number, externalRunId: string | null, nextPollAt: Date | null, now: Date): Promise<TriggeredHead | null> {
   return withExternalRunId(externalRunId, async (id) => {
-    const { rows } = await q.query<RunHead>(RECORD_TRIGGERED, [runId, id, nextPollAt, now]);
+    const { rows } = await q.query<TriggeredHead>(RECORD_TRIGGERED, [runId, id, nextPollAt, now]);
     return rows[0] ?? null;
   });
 }
+/** What recordTriggered can find changed in a run's head (a callback may have come first); the rest never changes. */
+export type TriggeredHead = Pick<RunHead, 'status' | 'started_at' | 'external_run_id'>;
 
 // Built once: a text made on each call is hashed again on each call to find its prepared statement.
 const RECORD_TRIGGERED = `UPDATE runs SET
@@ -279,7 +283,7 @@ const RECORD_TRIGGERED = `UPDATE runs SET
          next_poll_at = CASE WHEN status IN ('queued', 'running', 'waiting') THEN $3::timestamptz ELSE next_poll_at END,
          invoke_lease_until = NULL,
          updated_at = $4
-       WHERE id = $1 RETURNING ${HEAD_COLUMNS}`;
+       WHERE id = $1 RETURNING status, started_at, external_run_id`;
 
 /**
  * Spec 4.2 (task runtime): a completed run's output_data is the task's return value as the runtime reports it,

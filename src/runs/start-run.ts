@@ -133,7 +133,8 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
     const now = ctx.clock.now();
     const nextPoll = new Date(now.getTime() + agent.poll_interval_s * 1000);
     // A failed write here leaves the lease to lapse: recovery then finds the run at the runtime by its tag.
-    const updated = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now).finally(releaseLease);
+    const triggered = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now).finally(releaseLease);
+    const updated = triggered && { ...run, ...triggered };
     if (updated) noteUnrecordedExternalId(ctx, updated, invoked.externalRunId);
     return { ok: true, run: updated ?? run, invoked, prepared };
   }

@@ -168,25 +168,22 @@ export class RuntimeHttp {
 /**
  * A body read whole, up to `max` bytes and until `deadline` (ms since the epoch). undici's bodyTimeout is an idle
  * timer, so a runtime trickling a byte at a time would never trip it: each chunk is also checked against the
- * whole call's ceiling (a silent runtime trips the idle timer first). Events rather than an async iterator, and
- * no timer of its own: this is on every runtime call's path.
+ * whole call's ceiling (a silent runtime trips the idle timer first). Events rather than an async iterator, no
+ * timer of its own, and no named closure (tsx names each one it creates with Object.defineProperty, about a
+ * microsecond): this is on every runtime call's path.
  */
 function readCapped(body: Readable, max: number, deadline: number): Promise<Buffer | 'too_large' | 'too_slow'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const stop = (why: 'too_large' | 'too_slow'): void => {
-      body.off('data', onData);
-      body.destroy();
-      resolve(why);
-    };
-    const onData = (chunk: Buffer): void => {
+    body.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > max) return stop('too_large');
-      if (Date.now() > deadline) return stop('too_slow');
-      chunks.push(chunk);
-    };
-    body.on('data', onData);
+      const over = size > max ? 'too_large' : Date.now() > deadline ? 'too_slow' : null;
+      if (over === null) return void chunks.push(chunk);
+      body.removeAllListeners('data'); // the body is ours alone: nothing else reads it
+      body.destroy();
+      resolve(over);
+    });
     body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     body.once('error', reject);
   });
