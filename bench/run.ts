@@ -11,7 +11,7 @@ import { callbackThroughput, rateLimitedThroughput, triggerThroughput } from './
 import { callbackToWake, syncWaitAddedLatency } from './scenarios/sync-wait.ts';
 import { downloadThroughput } from './scenarios/download.ts';
 import { heldWaitMemory } from './scenarios/held-memory.ts';
-import { scale, SCALE, SCALE_RUNS } from './scenarios/scale.ts';
+import { scale, SCALE, SCALE_RUNS } from './scenarios/scale/index.ts';
 
 const output: string[] = [];
 const log = console.log.bind(console);

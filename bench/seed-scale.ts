@@ -1,6 +1,6 @@
-// `npm run bench:seed`: seeds the scale scenario's database (bench/scenarios/scale.ts) and nothing else, so a long
+// `npm run bench:seed`: seeds the scale scenario's database (bench/scenarios/scale/) and nothing else, so a long
 // seed (ten million runs by default, BENCH_SCALE_RUNS) can run ahead of `npm run bench`, which then finds it done.
-import { prepareScaleDatabase } from './scenarios/scale.ts';
+import { prepareScaleDatabase } from './scenarios/scale/database.ts';
 
 const server = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
 if (!server) {
