@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Session } from 'node:inspector/promises';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -161,7 +162,7 @@ serveParent({
   async cpuProfileStop(file: string): Promise<void> {
     const s = need(inspector, 'cpuProfileStop');
     const { profile: cpu } = await s.post('Profiler.stop');
-    await writeFile(file, JSON.stringify(cpu));
+    await writeProfile(file, JSON.stringify(cpu));
     s.disconnect();
   },
 
@@ -177,7 +178,7 @@ serveParent({
     const s = need(inspector, 'heapSampleStop');
     const { profile: heap } = await s.post('HeapProfiler.getSamplingProfile');
     await s.post('HeapProfiler.stopSampling');
-    await writeFile(file, JSON.stringify(heap));
+    await writeProfile(file, JSON.stringify(heap));
     s.disconnect();
   },
 
@@ -191,3 +192,9 @@ serveParent({
     await rawDb?.close();
   },
 });
+
+/** A profile written where BENCH_CPU_PROF or BENCH_HEAP_PROF points, the folder made if it is not there yet. */
+async function writeProfile(file: string, data: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, data);
+}

@@ -1,6 +1,5 @@
 // Fixed-duration throughput of the service against its baseline: a warm-up for each, then alternating measured
 // windows (baseline, service, baseline, service) so drift on a noisy machine hits both sides alike.
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Harness, Instance } from '../harness.ts';
 import { summarize } from '../stats.ts';
@@ -112,7 +111,6 @@ export async function compareThroughput(
   // BENCH_CPU_PROF=<dir>: one extra service window under the V8 profiler, written as <dir>/<label>.cpuprofile.
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) {
-    await mkdir(profDir, { recursive: true });
     for (const [side, suffix] of [[service, ''], [baseline, '-baseline']] as const) {
       await h.call(side.inst.host, 'cpuProfileStart');
       await measure(h, side, 0, TIMING.sliceMs);

@@ -3,7 +3,6 @@
 // 20,000 descriptors this machine allows a process). Measured as the service host's RSS and heap after forced
 // full collections (the host runs with --expose-gc), before and while the waits are held, after a warm-up
 // round of 500 waits. The baseline is the same number of requests held open by a bare Fastify route.
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Harness, Instance } from '../harness.ts';
 import { routeAvailable, waitFor } from '../harness.ts';
@@ -64,10 +63,7 @@ async function measureHolds(h: Harness, origin: string, holds: ReqSpec[], which:
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   const statusReadsPerSecond = ((await h.call<{ statusReads: number }>(h.fakes, 'stats')).statusReads - reads0) / (SETTLE_MS / 1000);
   const during = await h.memory(inst);
-  if (heapDir) {
-    await mkdir(heapDir, { recursive: true });
-    await h.call(inst.host, 'heapSampleStop', path.resolve(heapDir, `held-${which}.heapprofile`));
-  }
+  if (heapDir) await h.call(inst.host, 'heapSampleStop', path.resolve(heapDir, `held-${which}.heapprofile`));
   const heldAtMeasure = (await held(h, inst, which)) - base;
   const released = await release();
   const lingering = (await held(h, inst, which)) - base;
