@@ -134,9 +134,8 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
     const nextPoll = new Date(now.getTime() + agent.poll_interval_s * 1000);
     // A failed write here leaves the lease to lapse: recovery then finds the run at the runtime by its tag.
     const triggered = await recordTriggered(ctx.db, run.id, invoked.externalRunId, nextPoll, now).finally(releaseLease);
-    const updated = triggered && { ...run, ...triggered };
-    if (updated) noteUnrecordedExternalId(ctx, updated, invoked.externalRunId);
-    return { ok: true, run: updated ?? run, invoked, prepared };
+    if (triggered) noteUnrecordedExternalId(ctx, { id: run.id, ...triggered }, invoked.externalRunId);
+    return { ok: true, run: { ...run, ...triggered }, invoked, prepared };
   }
 
   if (!held) throw new Error(`the ${runtime.kind} adapter answered a call it does not hold`);

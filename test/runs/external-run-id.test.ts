@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { readRun } from '../helpers/fixtures.ts';
 import { N8nFake } from '../fakes/n8n-fake.ts';
-import { insertRun, recordTriggered } from '../../src/runs/runs-repo.ts';
+import { HEAD_COLUMNS, insertRun, recordTriggered } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 import { permissiveLimiter, workflowAgent } from '../sync/sync-helpers.ts';
 
@@ -66,5 +66,15 @@ describe('the runtime id of a run never costs the run its result', () => {
     const head = await recordTriggered(t.db, id, 'task-run-1', nextPoll, now);
     expect(head).toEqual({ status: 'queued', started_at: null, external_run_id: null });
     expect((await readRun(t, id))!.next_poll_at).toEqual(nextPoll);
+  });
+
+  it('insertRun answers the head it wrote without reading it back: equal to the row as stored, milliseconds included', async () => {
+    const a = await workflowAgent(t, n8n, { json: {} });
+    const now = new Date('2026-11-27T10:11:12.345Z');
+    const startedAt = new Date('2026-11-27T10:11:13.999Z');
+    const head = await insertRun(t.db, { agentId: a.agent.id, status: 'running', source: 'ingest', now, startedAt, externalRunId: 'head-check-1' });
+    const { rows } = await t.db.query(`SELECT ${HEAD_COLUMNS} FROM runs WHERE id = $1`, [head.id]);
+    expect(head).toEqual(rows[0]);
+    expect(head.created_at.getTime()).toBe(now.getTime());
   });
 });

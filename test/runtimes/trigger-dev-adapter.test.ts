@@ -299,6 +299,16 @@ describe('Trigger.dev adapter: a misbehaving runtime', () => {
     expect(expectFailure(await adapter.fetchStatus(runtime, 'run_x'))).toMatchObject({ kind: 'unreachable', httpStatus: 502 });
   });
 
+  it('an API answer over maxJsonBytes is a bad response, not read into memory whole', async () => {
+    fake.setFault({ kind: 'garbage', status: 200, contentType: 'application/json', body: `"${'x'.repeat(3 * 1024 * 1024)}"` }, { times: 1 });
+    const failure = expectFailure(await adapter.fetchStatus(runtime, 'run_x'));
+    expect(failure).toMatchObject({ kind: 'bad_response' });
+    expect(failure.message).toMatch(/answer larger than 2097152 bytes/);
+    // The client is usable right after: the oversized body was dropped, not left half-read on a pooled socket.
+    fake.setFault({ kind: 'garbage', status: 502 }, { times: 1 });
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_x'))).toMatchObject({ kind: 'unreachable', httpStatus: 502 });
+  });
+
   it('bounds a runtime that never answers by the configured timeouts', async () => {
     fake.setFault({ kind: 'hang' }, { times: 1 });
     const t0 = Date.now();
