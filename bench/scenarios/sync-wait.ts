@@ -143,7 +143,8 @@ export async function callbackToWake(h: Harness, r: Report): Promise<void> {
     (await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger-and-wait')) &&
     (await routeAvailable(h.primary.service, 'POST', '/api/runs/1/callback'));
   if (!ok) return r.skipped(name, 'trigger-and-wait or /callback not available', '≤ 5 ms');
-  // BENCH_CPU_PROF=<dir>: the service host under the V8 profiler for the same-instance waits (callback-to-wake.cpuprofile).
+  // BENCH_CPU_PROF=<dir>: the service host under the V8 profiler for the same-instance waits (callback-to-wake.cpuprofile),
+  // and the second instance for the waits it holds (callback-to-wake-other-instance.cpuprofile).
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) await h.call(h.primary.host, 'cpuProfileStart');
   const local = await h.profile(h.primary, () => runWake(h, h.primary, h.primary, false));
@@ -153,6 +154,9 @@ export async function callbackToWake(h: Harness, r: Report): Promise<void> {
 
   const name2 = `callback-to-wake, ${WAITS.toLocaleString('en-US')} waits held, other instance via PostgreSQL`;
   if (!h.secondary) return r.skipped(name2, 'needs BENCH_DATABASE_URL (PostgreSQL)', '≤ 10 ms');
+  // The waits are held on the second instance: its profile shows the wake's side of the work.
+  if (profDir) await h.call(h.secondary.host, 'cpuProfileStart');
   const other = await runWake(h, h.secondary, h.primary, false);
+  if (profDir) await h.call(h.secondary.host, 'cpuProfileStop', path.resolve(profDir, 'callback-to-wake-other-instance.cpuprofile'));
   wakeFigure(r, name2, other, await baselineWake(h, h.secondary, h.primary, true), await runWake(h, h.secondary, h.primary, true), 10);
 }

@@ -110,7 +110,9 @@ export async function awaitTaskRun(ctx: AppContext, w: TaskRunWait): Promise<Syn
   try {
     res = await w.wait.outcome;
   } finally {
-    stopPolling.abort();
+    // With a reason: abort() without one builds a DOMException, stack and all (about 30 µs on every wake; bench
+    // profile, issue 15). The polling reads only `aborted`.
+    stopPolling.abort('the wait is over');
     unhear();
   }
   if (res.kind === 'aborted') return { kind: 'caller_gone', runId: run.id };

@@ -24,6 +24,37 @@ describe.skipIf(!onPostgres)('named prepared statements on PostgreSQL', () => {
     expect(prepared).toBe(1);
   });
 
+  it('a named statement that fails gives its connection back, rejects with the caller in its stack, and rolls its transaction back', async () => {
+    const db = await openPostgres(t.url!, { poolSize: 1, connectTimeoutMs: 1_000 });
+    try {
+      await db.exec('CREATE TABLE prep_c (id int PRIMARY KEY)');
+      const sql = 'SELECT 10 / $1::int AS q';
+      // Past the second use the statement is named (prepared); each failure must free the pool's only connection.
+      for (let i = 0; i < 6; i++) {
+        const err = (await db.query(sql, [0]).catch((e: unknown) => e)) as Error & { code?: string };
+        expect(err.code).toBe('22012'); // division_by_zero
+        expect(err.stack).toContain('postgres-statements.test.ts');
+        expect((await db.query<{ q: number }>(sql, [5])).rows).toEqual([{ q: 2 }]);
+      }
+      const failed = await db
+        .transaction(async (tx) => {
+          await tx.query('INSERT INTO prep_c (id) VALUES ($1)', [1]);
+          await tx.query(sql, [0]);
+        })
+        .catch((e: { code?: string }) => e.code);
+      expect(failed).toBe('22012');
+      expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM prep_c WHERE id > $1', [0])).rows).toEqual([{ n: 0 }]);
+      const named = await db.transaction(async (tx) => {
+        for (let i = 0; i < 3; i++) await tx.query('INSERT INTO prep_c (id) VALUES ($1)', [10 + i]);
+        return (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1', ['INSERT INTO prep_c (id) VALUES ($1)'])).rows[0]!.n;
+      });
+      expect(named).toBe(1);
+      expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM prep_c WHERE id > $1', [0])).rows).toEqual([{ n: 3 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('a column added under a prepared SELECT * is answered with the new column, not an error', async () => {
     await t.db.exec('CREATE TABLE prep_b (id int PRIMARY KEY, v text); INSERT INTO prep_b VALUES (1, $$x$$)');
     const sql = 'SELECT * FROM prep_b WHERE id = $1';
