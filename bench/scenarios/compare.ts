@@ -15,6 +15,8 @@ export interface Side {
 export interface SideResult {
   requests: number;
   rps: number;
+  /** Requests per second in each measured window, in the order they ran (paired with the other sides' by index). */
+  windowRps: number[];
   latency: LatencySummary;
   statuses: Record<string, number>;
   clientCpu: number;
@@ -79,6 +81,7 @@ function combine(parts: Measured[]): SideResult {
   return {
     requests,
     rps: requests / seconds,
+    windowRps: parts.map((x) => x.r.requests / (TIMING.sliceMs / 1000)),
     latency: summarize(samples),
     statuses,
     clientCpu: parts.reduce((s, x) => s + x.r.clientCpu, 0) / parts.length,

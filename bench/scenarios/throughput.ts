@@ -35,6 +35,9 @@ function throughputFigures(r: Report, name: string, label: string, res: { servic
   }
   r.add({ name: `${label} p99 latency (32 connections)`, service: ms(res.service.latency.p99), baseline: ms(res.baseline.latency.p99), verdict: 'INFO' });
   r.note(`${label} statuses — service: ${statusLine(res.service)}; baseline: ${statusLine(res.baseline)}`);
+  // The spread between window pairs shows how far one figure can be trusted on this machine.
+  const pairs = res.service.windowRps.map((x, i) => pct(x / res.baseline.windowRps[i]!));
+  r.note(`${label} service/baseline per pair of alternating windows: ${pairs.join(', ')}`);
   const lines = [...costLines(`${label} service`, res.service), ...costLines(`${label} baseline`, res.baseline), ...(res.info ? costLines(`${label} bare route`, res.info) : [])];
   for (const l of lines) r.note(l);
 }
