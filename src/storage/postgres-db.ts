@@ -17,12 +17,7 @@ function wrap(q: pg.Pool | pg.PoolClient, statements: NamedStatements): Queryabl
       } catch (err) {
         // A migration by another instance changed a table under a prepared `RETURNING *`: PostgreSQL refuses that
         // statement on this connection from now on. It gets a new name; this call runs unprepared.
-        if (!name) throw err;
-        if (!isStalePlan(err)) {
-          // As pg does for the statements it promises: a stack that leads back to the caller, not to the socket.
-          if (err instanceof Error) Error.captureStackTrace(err);
-          throw err;
-        }
+        if (!name || !isStalePlan(err)) throw err;
         statements.retire(sql);
         res = await q.query(sql, values);
       }
@@ -36,11 +31,18 @@ function wrap(q: pg.Pool | pg.PoolClient, statements: NamedStatements): Queryabl
  * pg copies it through Object.getOwnPropertyDescriptors on every call, about 3 µs against 0.2 µs from a text (the
  * largest single item of pg's share in the /trigger profile, issue 15); the name is what a config would set. A
  * Query passed with a callback is how pg-pool releases its connection after it, on a pool and a pinned client alike.
+ * A failure gets a stack that leads back to the caller rather than to the socket, as pg gives the statements it
+ * promises itself.
  */
 function runNamed(q: pg.Pool | pg.PoolClient, name: string, sql: string, values: unknown[]): Promise<pg.QueryResult> {
   const query = new pg.Query(sql, values);
   (query as { name?: string }).name = name;
-  return new Promise((resolve, reject) => (q.query as unknown as SubmitWithCallback).call(q, query, (err, res) => (err ? reject(err) : resolve(res))));
+  return new Promise<pg.QueryResult>((resolve, reject) =>
+    (q.query as unknown as SubmitWithCallback).call(q, query, (err, res) => (err ? reject(err) : resolve(res))),
+  ).catch((err: unknown) => {
+    if (err instanceof Error) Error.captureStackTrace(err);
+    throw err;
+  });
 }
 
 /** pg's `query(submittable, callback)`, which its types do not declare. */

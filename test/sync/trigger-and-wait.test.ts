@@ -218,6 +218,9 @@ describe('spec 4.2 trigger-and-wait: task runtime', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ status: 'completed', output_data: { answer: 42, outputs: 3 }, outputs: 3 });
     expect(statusReads()).toBe(2); // the early read was the return-value read: none after the write
+    // The wait's poller stopped with the answer: its next read was due within 1.25 s of its first.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(statusReads()).toBe(2);
   });
 
   it('issue 15: a wait woken by its own poll\'s write before that write has returned does not read the return value again', async () => {
