@@ -116,8 +116,11 @@ export async function compareThroughput(
   if (profDir) {
     for (const [side, suffix] of [[service, ''], [baseline, '-baseline']] as const) {
       await h.call(side.inst.host, 'cpuProfileStart');
-      await measure(h, side, 0, TIMING.sliceMs);
-      await h.call(side.inst.host, 'cpuProfileStop', path.resolve(profDir, `${label.replace(/[^a-z0-9]+/gi, '-')}${suffix}.cpuprofile`));
+      const { r } = await measure(h, side, 0, TIMING.sliceMs);
+      const file = path.resolve(profDir, `${label.replace(/[^a-z0-9]+/gi, '-')}${suffix}.cpuprofile`);
+      await h.call(side.inst.host, 'cpuProfileStop', file);
+      // The request count lets a profile's times be read per request (and compared across the two sides).
+      console.error(`  · ${path.basename(file)}: ${r.requests} requests`);
     }
   }
   const windows = sides.map(() => [] as Measured[]);
