@@ -8,6 +8,7 @@ import { appendAudit } from '../orgs/audit-repo.ts';
 import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import { findRun, type RunRow } from '../runs/runs-repo.ts';
 import { triggerRun } from '../runs/trigger-run.ts';
+import { STARTED_SOURCES } from '../runs/run-sources.ts';
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
 /**
@@ -15,7 +16,7 @@ import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
  * values masked (spec 4.6), so a replay would not be the same request; ingest and /register runs were reported by
  * the agent, not started here, so there is nothing to start again.
  */
-const REPLAYABLE_SOURCES = new Set(['trigger', 'trigger_and_wait', 'download', 'zone', 'zone_wait', 'zone_download', 'replay', 'console']);
+const REPLAYABLE_SOURCES: ReadonlySet<string> = new Set(STARTED_SOURCES.filter((s) => s !== 'webhook' && s !== 'webhook_and_wait'));
 
 const WHY_NOT: Record<string, string> = {
   webhook: 'it came from an inbound webhook, whose stored headers are masked',

@@ -3,7 +3,8 @@
 import type { AppContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import type { RunStatus } from '../runs/run-states.ts';
-import { findRun, listRuns } from '../runs/runs-repo.ts';
+import { findRun } from '../runs/runs-repo.ts';
+import { listRuns } from '../runs/run-list.ts';
 import { listReplays, listTransitions } from '../runs/run-timeline.ts';
 import { toAdminRunDetail, toAdminRunView, type AdminRunDetail, type AdminRunView } from '../runs/run-view.ts';
 import type { OrgScope } from './lists.ts';

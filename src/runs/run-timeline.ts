@@ -1,8 +1,17 @@
 // The run timeline (decisions.md "The run timeline"): every status a run entered and the path that wrote it, in
 // `run_transitions`. Rows are written only inside the statements that write a status — the run insert (here, its
-// first status) and run-transitions.ts — so an entry exists exactly when the status was written.
+// first status) and run-transitions.ts — so an entry exists exactly when the status was written. One entry is
+// implied instead of stored: the first of a run this service starts, which is always `queued`, via the run's
+// source, at its creation — the run row says all three, and not writing it is a row and two index entries less
+// on /trigger's insert (decisions.md).
 import type { Queryable } from '../storage/db.ts';
 import type { RunStatus } from './run-states.ts';
+import { isStartedSource, STARTED_SOURCES } from './run-sources.ts';
+
+/** Whether a run inserted with this status and source leaves its first entry implied rather than stored. */
+export function isFirstStatusImplied(status: RunStatus, source: string): boolean {
+  return status === 'queued' && isStartedSource(source);
+}
 
 /** A new run's first status on its timeline (run-transitions.ts), in the insert's statement; its path is the source. */
 export const FIRST_STATUS_ON_TIMELINE = `timeline AS (
@@ -16,9 +25,23 @@ export interface TimelineEntry {
   at: Date;
 }
 
-/** The run's timeline, oldest first. */
+/**
+ * The run's timeline, oldest first. A started run's first entry is implied unless a row stored it: every run
+ * inserted before the entry was implied has its stored `queued` row via its source (runs older than the timeline
+ * itself have none, and get the implied entry, which is what they did), and no transition is ever written via a
+ * source's name. A run of such a source inserted in another status (test fixtures) stored its first entry.
+ */
 export async function listTransitions(q: Queryable, runId: number): Promise<TimelineEntry[]> {
-  const { rows } = await q.query<TimelineEntry>('SELECT status, via, at FROM run_transitions WHERE run_id = $1 ORDER BY id', [runId]);
+  const { rows } = await q.query<TimelineEntry>(
+    `SELECT status, via, at FROM (
+       SELECT 0::bigint AS k, 'queued' AS status, r.source AS via, r.created_at AS at FROM runs r
+       WHERE r.id = $1 AND r.source = ANY($2::text[])
+         AND NOT EXISTS (SELECT 1 FROM run_transitions t WHERE t.run_id = r.id AND t.via = r.source)
+       UNION ALL
+       SELECT id, status, via, at FROM run_transitions WHERE run_id = $1
+     ) timeline ORDER BY k`,
+    [runId, STARTED_SOURCES],
+  );
   return rows;
 }
 

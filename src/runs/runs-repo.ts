@@ -1,12 +1,11 @@
 // The runs table: its row, inserts, reads and the bookkeeping that never changes a status (the external id of a
-// triggered task, a task's return value; poll claims are in poll-claims.ts). Every status write is in
-// run-transitions.ts, the only code that writes `runs.status` (house style 9).
+// triggered task, a task's return value; poll claims are in poll-claims.ts, the admin list in run-list.ts). Every
+// status write is in run-transitions.ts, the only code that writes `runs.status` (house style 9).
 import type { Queryable } from '../storage/db.ts';
 import { storableJson } from '../lib/storable-json.ts';
-import { sqlWhere } from '../storage/sql-where.ts';
 import { fixedWrite, isOverLimit, writeGuarded, type GuardableWrite, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
-import { RUN_STATUSES, type RunStatus } from './run-states.ts';
-import { FIRST_STATUS_ON_TIMELINE } from './run-timeline.ts';
+import type { RunStatus } from './run-states.ts';
+import { FIRST_STATUS_ON_TIMELINE, isFirstStatusImplied } from './run-timeline.ts';
 
 export interface WaitState {
   tokenId: string;
@@ -91,8 +90,11 @@ const insertValues = (r: NewRun) => [
  */
 export type RunInsertCompanion = (param: (value: unknown) => string) => string;
 
-/** insertRun's statement in parts; `also`, a companion's CTE. Its first 12 parameters are insertValues'. */
-function insertWrite(also: string | null): Omit<GuardableWrite, 'params'> {
+/**
+ * insertRun's statement in parts; `also`, a companion's CTE. Its first 12 parameters are insertValues'. The run's
+ * first status goes on its timeline unless the timeline implies it (`recordFirst` false: run-timeline.ts).
+ */
+function insertWrite(also: string | null, recordFirst: boolean): Omit<GuardableWrite, 'params'> {
   return {
     // INSERT … SELECT gives its parameters no column types, hence the casts.
     ctes: (withinLimit) =>
@@ -103,15 +105,15 @@ function insertWrite(also: string | null): Omit<GuardableWrite, 'params'> {
              SELECT $1::bigint, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::uuid, $8::timestamptz, $9::timestamptz,
                     $10::timestamptz, $11::timestamptz, $8::timestamptz, $12::bigint
              WHERE ${withinLimit}
-             RETURNING ${HEAD_COLUMNS})`) + `, ${FIRST_STATUS_ON_TIMELINE}` + (also === null ? '' : `, ${also}`),
+             RETURNING ${HEAD_COLUMNS})`) + (recordFirst ? `, ${FIRST_STATUS_ON_TIMELINE}` : '') + (also === null ? '' : `, ${also}`),
     from: 'inserted',
     // Only the id comes back: the rest of the head is what the statement was given (the driver pays per column read).
     select: 'inserted.id',
   };
 }
 
-/** insertRun without a companion: its text never changes, so it is built once. */
-const INSERT_RUN = fixedWrite(12, insertWrite(null));
+/** insertRun without a companion: its two texts never change, so they are built once. */
+const INSERT_RUN = { recordFirst: fixedWrite(12, insertWrite(null, true)), impliedFirst: fixedWrite(12, insertWrite(null, false)) };
 
 /**
  * Inserts a run; with a guard, in the same statement as the request's rate-limit count (nothing over the limit);
@@ -121,7 +123,11 @@ export function insertRun(q: Queryable, run: NewRun): Promise<RunHead>;
 export function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null, companion?: RunInsertCompanion | null): Promise<RunHead | OverLimit>;
 export async function insertRun(q: Queryable, run: NewRun, guard: RateGuard | null = null, companion: RunInsertCompanion | null = null): Promise<RunHead | OverLimit> {
   const params: unknown[] = insertValues(run);
-  const row = await writeGuarded<Pick<RunHead, 'id'>>(q, guard, companion ? { params, ...insertWrite(companion((v) => `$${params.push(v)}`)) } : { params, fixed: INSERT_RUN });
+  const recordFirst = !isFirstStatusImplied(run.status, run.source);
+  const write = companion
+    ? { params, ...insertWrite(companion((v) => `$${params.push(v)}`), recordFirst) }
+    : { params, fixed: recordFirst ? INSERT_RUN.recordFirst : INSERT_RUN.impliedFirst };
+  const row = await writeGuarded<Pick<RunHead, 'id'>>(q, guard, write);
   if (!row) throw new Error('run insert returned no row');
   if (isOverLimit(row)) return row;
   return { id: row.id, agent_id: run.agentId, status: run.status, created_at: run.now, started_at: run.startedAt ?? null, external_run_id: run.externalRunId ?? null };
@@ -181,55 +187,6 @@ export async function findTerminalAmong(q: Queryable, runIds: readonly number[])
 export async function findRunStatuses(q: Queryable, runIds: readonly number[]): Promise<Array<{ id: number; status: RunStatus }>> {
   if (runIds.length === 0) return [];
   const { rows } = await q.query<{ id: number; status: RunStatus }>('SELECT id, status FROM runs WHERE id = ANY($1::bigint[])', [runIds]);
-  return rows;
-}
-
-export interface RunListFilter {
-  agentId?: number;
-  /** Only runs of these organizations' agents. */
-  orgIds?: string[];
-  status?: RunStatus;
-  source?: string;
-  /** Created at or after `createdFrom`, before `createdTo`. */
-  createdFrom?: Date;
-  createdTo?: Date;
-  externalRunId?: string;
-  /** The user who started it (runs.created_by). */
-  createdBy?: string;
-  /** Only runs with a smaller id (the last id of the previous page). */
-  beforeId?: number;
-  limit: number;
-}
-
-/**
- * The admin list: newest first, keyset-paginated on id (ids only grow). Indexes: migrations 0001, 0008, 0010, 0016.
- * One agent's runs of every status are read one status at a time from runs_agent_status_idx, merged by id: there is
- * no (agent_id, id) index any more (migration 0016), and without the split PostgreSQL would read all of the agent's
- * runs, or every run newest first until it found the agent's.
- */
-export async function listRuns(q: Queryable, f: RunListFilter): Promise<RunRow[]> {
-  const params: unknown[] = [];
-  if (f.status !== undefined && !RUN_STATUSES.includes(f.status)) throw new Error(`not a run status: ${f.status}`);
-  // The status is written out (a constant of RUN_STATUSES), not a parameter: statements are prepared, and a generic
-  // plan for `status = $n` (planned for a common status) read runs_pkey newest first past every run until it found
-  // 51 of a rare one (80 ms for `waiting` at ten million runs, issue 15).
-  const where = sqlWhere(params, (p) => [
-    f.agentId !== undefined && `agent_id = ${p(f.agentId)}`,
-    f.orgIds !== undefined && `agent_id IN (SELECT id FROM agents WHERE org_id = ANY(${p(f.orgIds)}::uuid[]))`,
-    f.source !== undefined && `source = ${p(f.source)}`,
-    f.createdFrom !== undefined && `created_at >= ${p(f.createdFrom)}`,
-    f.createdTo !== undefined && `created_at < ${p(f.createdTo)}`,
-    f.externalRunId !== undefined && `external_run_id = ${p(f.externalRunId)}`,
-    f.createdBy !== undefined && `created_by = ${p(f.createdBy)}::uuid`,
-    f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
-  ]);
-  const limit = `ORDER BY id DESC LIMIT ${Math.trunc(f.limit)}`;
-  const ofStatus = (status: RunStatus) => `SELECT * FROM runs ${where ? `${where} AND` : 'WHERE'} status = '${status}' ${limit}`;
-  let sql: string;
-  if (f.status !== undefined) sql = ofStatus(f.status);
-  else if (f.agentId !== undefined) sql = `SELECT * FROM (${RUN_STATUSES.map((st) => `(${ofStatus(st)})`).join(' UNION ALL ')}) r ${limit}`;
-  else sql = `SELECT * FROM runs ${where} ${limit}`;
-  const { rows } = await q.query<RunRow>(sql, params);
   return rows;
 }
 

@@ -12,6 +12,7 @@ import type { Invoked, RuntimeAdapter, RuntimeConnection, RuntimeFailure, TaskPa
 import { outputsOf } from './run-output.ts';
 import type { AbortReason, HeldSettlement } from './held-workflow-calls.ts';
 import { RUNNING_TIMEOUT_REASON } from './timeout-reasons.ts';
+import type { StartedSource } from './run-sources.ts';
 
 export type { HeldSettlement } from './held-workflow-calls.ts';
 
@@ -22,8 +23,7 @@ export interface StartRunArgs {
   /** What runs.input stores if different (webhook redaction); default = input. */
   storedInput?: unknown;
   createdBy: string | null;
-  /** 'trigger' | 'trigger_and_wait' | 'download' | 'webhook' | 'webhook_and_wait' | 'zone' … */
-  source: string;
+  source: StartedSource;
   /** The request's rate-limit count, made by the run's insert (over the limit nothing is written: OverLimit). */
   guard?: RateGuard | null;
   /** The request's Idempotency-Key claim, made by the run's insert too (runs/idempotency.ts). */

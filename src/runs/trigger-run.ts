@@ -6,6 +6,7 @@ import { errors } from '../errors.ts';
 import { deepMerge } from '../lib/merge.ts';
 import { attributableUser } from '../orgs/attribution.ts';
 import { startRun, type StartRunResult } from './start-run.ts';
+import type { StartedSource } from './run-sources.ts';
 import { idempotently, type IdempotencyRequest, type KeyTaken } from './idempotency.ts';
 
 export interface TriggerRequest {
@@ -37,7 +38,7 @@ export function triggerInput(agent: AgentRow, input: object | undefined): unknow
   return deepMerge(agent.default_input ?? {}, input ?? {});
 }
 
-export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source = 'trigger'): Promise<StartRunResult | OverLimit | KeyTaken> {
+export async function triggerRun(ctx: AppContext, agent: AgentRow, req: TriggerRequest, source: StartedSource = 'trigger'): Promise<StartRunResult | OverLimit | KeyTaken> {
   assertTriggerEligible(agent, req.fromPlatform);
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
   const input = triggerInput(agent, req.input);

@@ -30,6 +30,7 @@ import { errorText } from '../runs/run-view.ts';
 import { watchWriteStall } from './write-stall.ts';
 import { idempotently, type IdempotencyRequest, type KeyTaken } from '../runs/idempotency.ts';
 import type { RunInsertCompanion } from '../runs/runs-repo.ts';
+import type { StartedSource } from '../runs/run-sources.ts';
 
 export interface DownloadRequest {
   input?: object;
@@ -67,7 +68,7 @@ export function assertDownloadable(agent: AgentRow): void {
 
 export async function triggerAndDownload(ctx: AppContext, agent: AgentRow, req: DownloadRequest, callerGone?: AbortSignal): Promise<DownloadOutcome | KeyTaken> {
   assertDownloadable(agent);
-  const args = {
+  const args: StartDownloadArgs = {
     input: deepMerge(agent.default_input ?? {}, req.input ?? {}),
     createdBy: await attributableUser(ctx.db, agent.org_id, req.userId),
     windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms }),
@@ -82,7 +83,7 @@ export interface StartDownloadArgs {
   input: unknown;
   createdBy: string | null;
   windowMs: number;
-  source: string;
+  source: StartedSource;
   callerGone?: AbortSignal;
   guard?: RateGuard | null;
   keyClaim?: RunInsertCompanion | null;

@@ -6,6 +6,7 @@ import { seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { sweepTimeouts } from '../../src/background/timeout-sweeper.ts';
+import { insertRun } from '../../src/runs/runs-repo.ts';
 
 const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
 const trigger = new TriggerDevFake();
@@ -101,5 +102,46 @@ describe('issue 14: the run timeline (GET /api/admin/runs/{runId} → timeline)'
       { status: 'running', via: 'ingest' },
       { status: 'completed', via: 'ingest' },
     ]);
+  });
+});
+
+describe('the first entry of a run this service starts is implied by the run row, not stored (decisions.md)', () => {
+  const stored = async (runId: number) =>
+    (await t.db.query<{ status: string; via: string }>('SELECT status, via FROM run_transitions WHERE run_id = $1 ORDER BY id', [runId])).rows;
+
+  it('/trigger stores no first row; the timeline shows queued via trigger at the run\'s creation, then what was stored', async () => {
+    const runId = await triggered();
+    expect(await stored(runId)).toEqual([]);
+    clock.advance(1000);
+    expect((await callback(runId, { type: 'started' })).statusCode).toBe(200);
+    expect(await stored(runId)).toEqual([{ status: 'running', via: 'callback' }]);
+    const created = (await t.db.query<{ created_at: Date }>('SELECT created_at FROM runs WHERE id = $1', [runId])).rows[0]!.created_at;
+    expect(await timeline(runId)).toEqual([
+      { status: 'queued', via: 'trigger', at: created.toISOString() },
+      { status: 'running', via: 'callback', at: new Date(created.getTime() + 1000).toISOString() },
+    ]);
+  });
+
+  it('a run whose first row was stored (inserted before the entry was implied) shows it once', async () => {
+    const runId = await triggered();
+    const at = clock.now();
+    await t.db.query(`INSERT INTO run_transitions (run_id, status, via, at) VALUES ($1, 'queued', 'trigger', $2)`, [runId, at]);
+    expect(await timeline(runId)).toEqual([{ status: 'queued', via: 'trigger', at: at.toISOString() }]);
+  });
+
+  it('older than the timeline (no rows at all): a started run shows its implied entry, a registered one nothing', async () => {
+    const now = clock.now();
+    const started = await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'zone', now });
+    const registered = await insertRun(t.db, { agentId: agent.agent.id, status: 'running', source: 'register', now, startedAt: now, externalRunId: 'timeline-old-reg' });
+    await t.db.query('DELETE FROM run_transitions WHERE run_id = ANY($1::bigint[])', [[started.id, registered.id]]);
+    expect(await timeline(started.id)).toEqual([{ status: 'queued', via: 'zone', at: now.toISOString() }]);
+    expect(await timeline(registered.id)).toEqual([]);
+  });
+
+  it('a run of a starting source inserted in another status (a fixture) stores its first entry, and shows only that', async () => {
+    const now = clock.now();
+    const run = await insertRun(t.db, { agentId: agent.agent.id, status: 'completed', source: 'trigger', now, externalRunId: 'timeline-fixture' });
+    expect(await stored(run.id)).toEqual([{ status: 'completed', via: 'trigger' }]);
+    expect((await timeline(run.id)).map(({ status, via }) => ({ status, via }))).toEqual([{ status: 'completed', via: 'trigger' }]);
   });
 });

@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';
 import { triggerRun } from '../../src/runs/trigger-run.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
+import { listTransitions } from '../../src/runs/run-timeline.ts';
 import type { AppContext } from '../../src/context.ts';
 
 const ALERT_SECRET = 'whsec_race_alert_secret_0123456789';
@@ -39,7 +40,7 @@ afterAll(async () => {
 });
 
 async function timelineOf(runId: number) {
-  return (await t.db.query<{ status: string; via: string }>('SELECT status, via FROM run_transitions WHERE run_id = $1 ORDER BY id', [runId])).rows;
+  return (await listTransitions(t.db, runId)).map(({ status, via }) => ({ status, via }));
 }
 
 describe('spec part 1: callback, poll and alert race to the terminal state', () => {
