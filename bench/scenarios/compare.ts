@@ -1,5 +1,5 @@
 // Fixed-duration throughput of the service against its baseline: a warm-up for each, then alternating measured
-// windows (baseline, service, baseline, service) so drift on a noisy machine hits both sides alike.
+// windows (baseline, service; then service, baseline; …) so drift on a noisy machine hits both sides alike.
 import path from 'node:path';
 import type { Harness, Instance } from '../harness.ts';
 import { summarize } from '../stats.ts';
@@ -124,8 +124,12 @@ export async function compareThroughput(
     }
   }
   const windows = sides.map(() => [] as Measured[]);
+  // Every other round runs the sides in reverse order: a window's place in its round (what ran just before it)
+  // moved the ratio by a few percent in A/A runs (decisions.md), and the reversal spreads that over both sides.
   for (let i = 0; i < TIMING.slices; i++) {
-    for (const [k, side] of sides.entries()) windows[k]!.push(await measure(h, side, TIMING.warmupMs, TIMING.sliceMs));
+    const order = [...sides.keys()];
+    if (i % 2 === 1) order.reverse();
+    for (const k of order) windows[k]!.push(await measure(h, sides[k]!, TIMING.warmupMs, TIMING.sliceMs));
   }
   const [b, s, extra] = windows.map(combine);
   return { service: s!, baseline: b!, ...(extra && { info: extra }) };
