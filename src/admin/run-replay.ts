@@ -12,18 +12,19 @@ import { STARTED_SOURCES } from '../runs/run-sources.ts';
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
 /**
- * Runs whose stored input is what their runtime was started with. Webhook runs store their request with header
- * values masked (spec 4.6), so a replay would not be the same request; ingest and /register runs were reported by
- * the agent, not started here, so there is nothing to start again.
+ * Why a run cannot be replayed, by source. Webhook runs store their request with header values masked (spec 4.6),
+ * so a replay would not be the same request; ingest and /register runs were reported by the agent, not started
+ * here, so there is nothing to start again.
  */
-const REPLAYABLE_SOURCES: ReadonlySet<string> = new Set(STARTED_SOURCES.filter((s) => s !== 'webhook' && s !== 'webhook_and_wait'));
-
 const WHY_NOT: Record<string, string> = {
   webhook: 'it came from an inbound webhook, whose stored headers are masked',
   webhook_and_wait: 'it came from an inbound webhook, whose stored headers are masked',
   ingest: 'it was reported by the agent (ingest), not started by this service',
   register: 'it was registered by the agent (/register), not started by this service',
 };
+
+/** Runs whose stored input is what their runtime was started with. */
+const REPLAYABLE_SOURCES: ReadonlySet<string> = new Set(STARTED_SOURCES.filter((s) => !(s in WHY_NOT)));
 
 export interface ReplaySource {
   run: RunRow;

@@ -54,6 +54,6 @@ function timestampParam(text: string | undefined, name: string): Date | undefine
 export async function getRunView(ctx: AppContext, runId: number): Promise<AdminRunDetail> {
   const run = await findRun(ctx.db, runId);
   if (!run) throw errors.notFound('run');
-  const [timeline, replays] = await Promise.all([listTransitions(ctx.db, runId), listReplays(ctx.db, runId)]);
+  const [timeline, replays] = await Promise.all([listTransitions(ctx.db, run), listReplays(ctx.db, runId)]);
   return toAdminRunDetail(run, timeline, replays);
 }

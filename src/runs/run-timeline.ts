@@ -6,7 +6,8 @@
 // on /trigger's insert (decisions.md).
 import type { Queryable } from '../storage/db.ts';
 import type { RunStatus } from './run-states.ts';
-import { isStartedSource, STARTED_SOURCES } from './run-sources.ts';
+import type { RunRow } from './runs-repo.ts';
+import { isStartedSource } from './run-sources.ts';
 
 /** Whether a run inserted with this status and source leaves its first entry implied rather than stored. */
 export function isFirstStatusImplied(status: RunStatus, source: string): boolean {
@@ -26,23 +27,16 @@ export interface TimelineEntry {
 }
 
 /**
- * The run's timeline, oldest first. A started run's first entry is implied unless a row stored it: every run
- * inserted before the entry was implied has its stored `queued` row via its source (runs older than the timeline
- * itself have none, and get the implied entry, which is what they did), and no transition is ever written via a
- * source's name. A run of such a source inserted in another status (test fixtures) stored its first entry.
+ * The run's timeline, oldest first, from its stored rows and the run row the caller has already read. A started
+ * run's first entry is implied unless a row stored it: a run inserted before the entry was implied has its stored
+ * first row (`queued`, via its source), and no later transition is ever written via a source's name. Runs older
+ * than the timeline itself have no rows and get the implied entry, which is what they did. A run of such a source
+ * inserted in another status (test fixtures) stored its first entry.
  */
-export async function listTransitions(q: Queryable, runId: number): Promise<TimelineEntry[]> {
-  const { rows } = await q.query<TimelineEntry>(
-    `SELECT status, via, at FROM (
-       SELECT 0::bigint AS k, 'queued' AS status, r.source AS via, r.created_at AS at FROM runs r
-       WHERE r.id = $1 AND r.source = ANY($2::text[])
-         AND NOT EXISTS (SELECT 1 FROM run_transitions t WHERE t.run_id = r.id AND t.via = r.source)
-       UNION ALL
-       SELECT id, status, via, at FROM run_transitions WHERE run_id = $1
-     ) timeline ORDER BY k`,
-    [runId, STARTED_SOURCES],
-  );
-  return rows;
+export async function listTransitions(q: Queryable, run: Pick<RunRow, 'id' | 'source' | 'created_at'>): Promise<TimelineEntry[]> {
+  const { rows } = await q.query<TimelineEntry>('SELECT status, via, at FROM run_transitions WHERE run_id = $1 ORDER BY id', [run.id]);
+  if (!isStartedSource(run.source) || rows[0]?.via === run.source) return rows;
+  return [{ status: 'queued', via: run.source, at: run.created_at }, ...rows];
 }
 
 /** The replays of a run (issue 14: admin replay), oldest first; served by runs_replay_of_idx. */

@@ -11,6 +11,7 @@ import { pollDueRuns } from '../../src/background/poller.ts';
 import { triggerRun } from '../../src/runs/trigger-run.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 import { listTransitions } from '../../src/runs/run-timeline.ts';
+import { findRun } from '../../src/runs/runs-repo.ts';
 import type { AppContext } from '../../src/context.ts';
 
 const ALERT_SECRET = 'whsec_race_alert_secret_0123456789';
@@ -40,7 +41,8 @@ afterAll(async () => {
 });
 
 async function timelineOf(runId: number) {
-  return (await listTransitions(t.db, runId)).map(({ status, via }) => ({ status, via }));
+  const run = await findRun(t.db, runId);
+  return (await listTransitions(t.db, run!)).map(({ status, via }) => ({ status, via }));
 }
 
 describe('spec part 1: callback, poll and alert race to the terminal state', () => {
