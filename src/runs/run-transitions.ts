@@ -126,31 +126,43 @@ const PRIOR_STATUS = 'SELECT id AS prior_id, status AS prior_status FROM runs WH
 const QUEUED_STATUS = "SELECT status AS prior_status FROM runs WHERE id = $1 AND status = 'queued' FOR UPDATE";
 
 /**
- * recordIntermediateOutput's statement ($1 run, $2 allowed statuses, $3 now, $4 output, $5 outputs, $6 the agent
- * when `ofAgent`). A lift out of `queued` is a status change and goes on the timeline; a report on a running run is
- * not. Only a run that reads as queued is locked first (`lift`, QUEUED_STATUS): a report on a running run, the
- * common case, costs the row's UPDATE alone, without a separate row lock and its WAL record (issue 15).
+ * recordIntermediateOutput's two statements ($1 run, $2 allowed statuses, $3 now, $4 output, $5 outputs, $6 the
+ * agent when `ofAgent`).
+ *
+ * `reported`: the common case, a report on a run that has started (running, waiting), which writes the output and
+ * nothing else. It is tried first, and counts the request (spec 8.1) when there is a guard.
+ *
+ * `lifting`: a report on a queued run lifts it to running, a status change that goes on the timeline. Only a run
+ * that reads as queued is locked first (`lift`, QUEUED_STATUS). It runs when `reported` found no started run, and
+ * takes every active status, so a run lifted by a concurrent report in between is still written.
+ *
+ * Two statements rather than one that does both: the lift's lock read and the timeline's INSERT cost the server
+ * about 12 µs on every report, nearly all of which are on running runs (issue 15; decisions.md "Intermediate
+ * output"). A queued run's first report pays one more round trip instead.
  */
-const intermediateOutput = (ofAgent: boolean) =>
+const STARTED_OUTPUT_STATUSES = allowedFrom('intermediate_output').filter((s) => s !== 'queued');
+const outputWrite = (ofAgent: boolean, lifting: boolean) =>
   fixedWrite(ofAgent ? 6 : 5, {
-    ctes: (withinLimit) => `moved AS (
-       UPDATE runs SET
-         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
-         started_at = coalesce(started_at, $3),
-         output_data = coalesce($4::jsonb, output_data),
-         outputs = coalesce($5::bigint, outputs),
-         updated_at = $3
-       FROM (SELECT 1) one LEFT JOIN (${QUEUED_STATUS}) lift ON true
-       WHERE id = $1 AND status = ANY($2::text[])${ofAgent ? ' AND agent_id = $6' : ''}${withinLimit ? ` AND ${withinLimit}` : ''}
-       RETURNING id, status, lift.prior_status),
-     timeline AS (
-       INSERT INTO run_transitions (run_id, status, via, at) SELECT id, status, 'callback', $3 FROM moved WHERE prior_status <> status
-     )`,
+    ctes: (withinLimit) => {
+      const where = `WHERE id = $1 AND status = ANY($2::text[])${ofAgent ? ' AND agent_id = $6' : ''}${withinLimit ? ` AND ${withinLimit}` : ''}`;
+      const sets = `started_at = coalesce(started_at, $3), output_data = coalesce($4::jsonb, output_data), outputs = coalesce($5::bigint, outputs), updated_at = $3`;
+      if (!lifting) return `moved AS (UPDATE runs SET ${sets} ${where} RETURNING id, status)`;
+      return `moved AS (
+         UPDATE runs SET status = CASE WHEN status = 'queued' THEN 'running' ELSE status END, ${sets}
+         FROM (SELECT 1) one LEFT JOIN (${QUEUED_STATUS}) lift ON true
+         ${where}
+         RETURNING id, status, lift.prior_status),
+       timeline AS (
+         INSERT INTO run_transitions (run_id, status, via, at) SELECT id, status, 'callback', $3 FROM moved WHERE prior_status <> status
+       )`;
+    },
     from: 'moved',
     select: 'moved.id, moved.status',
   });
-const INTERMEDIATE_OUTPUT = intermediateOutput(false);
-const INTERMEDIATE_OUTPUT_OF_AGENT = intermediateOutput(true);
+const OUTPUT_WRITES = {
+  reported: { any: outputWrite(false, false), ofAgent: outputWrite(true, false) },
+  lifting: { any: outputWrite(false, true), ofAgent: outputWrite(true, true) },
+};
 
 /** What an intermediate output returns when applied: the run stays non-terminal, nobody needs its whole row. */
 export type IntermediateResult = { kind: 'applied'; run: Pick<RunRow, 'id' | 'status'> } | Exclude<TransitionResult, { kind: 'applied' | 'noop' }>;
@@ -167,11 +179,16 @@ export async function recordIntermediateOutput(
   patch: Pick<RunPatch, 'outputData' | 'outputs'>,
   opts: { agentId?: number; guard: RateGuard | null },
 ): Promise<IntermediateResult | OverLimit> {
-  const params: unknown[] = [runId, allowedFrom('intermediate_output'), now, jsonParam(patch.outputData ?? null), patch.outputs ?? null];
+  const params: unknown[] = [runId, STARTED_OUTPUT_STATUSES, now, jsonParam(patch.outputData ?? null), patch.outputs ?? null];
   if (opts.agentId !== undefined) params.push(opts.agentId);
-  const fixed = opts.agentId === undefined ? INTERMEDIATE_OUTPUT : INTERMEDIATE_OUTPUT_OF_AGENT;
-  const moved = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, { params, fixed });
+  const which = opts.agentId === undefined ? 'any' : 'ofAgent';
+  let moved = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, { params, fixed: OUTPUT_WRITES.reported[which] });
   if (moved && 'kind' in moved) return moved;
+  if (!moved) {
+    // Not a started run (queued, or not this agent's, or finished): the lift, already counted by the first write.
+    params[1] = allowedFrom('intermediate_output');
+    moved = (await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, null, { params, fixed: OUTPUT_WRITES.lifting[which] })) as Pick<RunRow, 'id' | 'status'> | null;
+  }
   if (moved) return { kind: 'applied', run: moved };
   const current = await findRun(q, runId);
   if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };

@@ -1,12 +1,12 @@
 // Outbound HTTP shared by the runtime adapters. Every call is bounded: undici's defaults (300 s headers and body,
 // 10 s connect) would let one stuck runtime pin a request, a sweeper tick or a socket for minutes.
-import { Agent, Pool, request, type Dispatcher } from 'undici';
+import { Agent, Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { Outcome, RuntimeFailure } from './runtime-adapter.ts';
 import type { RuntimeCallMetrics } from '../metrics/metrics.ts';
 import { RUNTIME_CALLS, type RuntimeCallName } from './runtime-calls.ts';
 import { settledWithin } from '../lib/within.ts';
+import { fetchWhole } from './whole-answer.ts';
 
 export interface HttpTimeouts {
   /** TCP (and TLS) connect. A runtime that cannot be reached is reported within this. */
@@ -136,24 +136,25 @@ export class RuntimeHttp {
       headers['content-type'] = 'application/json';
     }
     try {
-      const res = await request(req.url, {
-        dispatcher: this.dispatcher,
+      const read = await fetchWhole(this.dispatcher, {
+        url: req.url,
         method: req.method,
         headers,
         body,
         headersTimeout: headersMs,
         bodyTimeout: bodyMs,
+        maxBytes: this.maxJsonBytes,
+        deadline: Date.now() + headersMs + bodyMs,
       });
-      const read = await readCapped(res.body, this.maxJsonBytes, Date.now() + headersMs + bodyMs);
       if (read === 'too_large') return fail('bad_response', `${req.what}: answer larger than ${this.maxJsonBytes} bytes`);
       if (read === 'too_slow') return fail('timeout', `${req.what}: no complete answer within ${headersMs + bodyMs} ms`, true);
-      const text = read.toString('utf8');
+      const text = read.body.toString('utf8');
       const parsed = parseJson(text);
       return {
         ok: true,
         value: {
-          status: res.statusCode,
-          headers: headerRecord(res.headers),
+          status: read.status,
+          headers: headerRecord(read.headers),
           json: parsed.ok ? parsed.value : undefined,
           isJson: parsed.ok,
           snippet: text.slice(0, 300),
@@ -163,30 +164,6 @@ export class RuntimeHttp {
       return { ok: false, failure: transportFailure(err, req.what) };
     }
   }
-}
-
-/**
- * A body read whole, up to `max` bytes and until `deadline` (ms since the epoch). undici's bodyTimeout is an idle
- * timer, so a runtime trickling a byte at a time would never trip it: each chunk is also checked against the
- * whole call's ceiling (a silent runtime trips the idle timer first). Events rather than an async iterator, no
- * timer of its own, and no named closure (tsx names each one it creates with Object.defineProperty, about a
- * microsecond): this is on every runtime call's path.
- */
-function readCapped(body: Readable, max: number, deadline: number): Promise<Buffer | 'too_large' | 'too_slow'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      const over = size > max ? 'too_large' : Date.now() > deadline ? 'too_slow' : null;
-      if (over === null) return void chunks.push(chunk);
-      body.removeAllListeners('data'); // the body is ours alone: nothing else reads it
-      body.destroy();
-      resolve(over);
-    });
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-    body.once('error', reject);
-  });
 }
 
 export function fail(kind: RuntimeFailure['kind'], message: string, retryable?: boolean): { ok: false; failure: RuntimeFailure } {

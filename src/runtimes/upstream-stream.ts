@@ -11,15 +11,13 @@
 import { Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { dispatchOptions, type DispatchedRequest } from './whole-answer.ts';
 
-export interface StreamRequest {
-  url: URL;
+export interface StreamRequest extends DispatchedRequest {
   method: 'POST';
-  headers: Record<string, string>;
   body: string;
   /** Bounds only the wait for the answer to begin; once it has, aborting it changes nothing. */
   signal?: AbortSignal;
-  headersTimeout: number;
   /** Idle gap tolerated between chunks (undici does not count time paused by backpressure). */
   bodyTimeout: number;
 }
@@ -151,15 +149,7 @@ export function openStream(dispatcher: Dispatcher, req: StreamRequest): Promise<
     req.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       dispatcher.dispatch(
-        {
-          origin: req.url.origin,
-          path: req.url.pathname + req.url.search,
-          method: req.method,
-          headers: req.headers,
-          body: req.body,
-          headersTimeout: req.headersTimeout,
-          bodyTimeout: req.bodyTimeout,
-        },
+        dispatchOptions(req),
         {
           onRequestStart(c) {
             controller = c;

@@ -54,6 +54,22 @@ describe('issue 14: the run timeline (GET /api/admin/runs/{runId} → timeline)'
     ]);
   });
 
+  it('spec 4.8: reports racing on a queued run lift it once; each report is written', async () => {
+    const runId = await triggered();
+    clock.advance(1000);
+    const reportedAt = clock.now();
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((step) => callback(runId, { type: 'output', output: { step }, outputs: step })));
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expect((await timeline(runId)).map(({ status, via }) => ({ status, via }))).toEqual([
+      { status: 'queued', via: 'trigger' },
+      { status: 'running', via: 'callback' },
+    ]);
+    const { rows } = await t.db.query<{ status: string; outputs: string; started_at: Date }>('SELECT status, outputs, started_at FROM runs WHERE id = $1', [runId]);
+    expect(rows[0]!.status).toBe('running');
+    expect(rows[0]!.started_at).toEqual(reportedAt);
+    expect([1, 2, 3, 4, 5]).toContain(Number(rows[0]!.outputs)); // the last write wins, whichever that was
+  });
+
   it('spec 4.8 / 4.9: waiting (callback), then running again (waitpoint); the wait state is shown, never its token', async () => {
     const runId = await triggered();
     const token = trigger.createWaitpointToken();

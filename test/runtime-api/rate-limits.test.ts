@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { DbRateLimiter } from '../../src/rate-limits/rate-limiter.ts';
 import type { Queryable } from '../../src/storage/db.ts';
 import { expectError, seedRun } from './support.ts';
+import type { RunStatus } from '../../src/runs/run-states.ts';
 
 const clock = new ManualClock(new Date('2030-04-01T08:00:10.000Z'));
 let t: TestApp;
@@ -48,6 +49,22 @@ describe('spec 8.1 callback + waitpoint rate limit (20/min per agent, shared)', 
     for (let i = 0; i < 15; i++) expect((await waitpoint(a, run)).statusCode).not.toBe(429);
     for (let i = 0; i < 5; i++) expect((await callback(a, run)).statusCode).toBe(200);
     expectError(await callback(a, run), 429, 'rate_limited');
+  });
+
+  it('an output report counts once, whichever statement records it (a queued run is lifted by a second one)', async () => {
+    clock.set(new Date('2030-04-01T11:00:00.000Z'));
+    const a = await taskAgent();
+    const other = await taskAgent();
+    const statuses: RunStatus[] = ['queued', 'running', 'queued', 'waiting', 'completed', 'queued'];
+    for (const [i, status] of statuses.entries()) {
+      const res = await callback(a, (await seedRun(t, a.agent.id, status)).id);
+      expect(res.statusCode, `${status}: ${res.body}`).toBe(status === 'completed' ? 409 : 200);
+      expect(res.headers['ratelimit-remaining'], status).toBe(String(19 - i));
+    }
+    // A run of another agent is not found (spec 4.8) after both statements found nothing: still one count.
+    const foreign = await callback(a, (await seedRun(t, other.agent.id, 'queued')).id);
+    expectError(foreign, 404, 'not_found');
+    expect(foreign.headers['ratelimit-remaining']).toBe(String(19 - statuses.length));
   });
 
   it('another agent is unaffected, and the bucket resets at the minute boundary', async () => {
