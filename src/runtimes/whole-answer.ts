@@ -1,8 +1,8 @@
 // A runtime API call's answer read whole through undici's `dispatch`: the chunks the parser delivers are kept as
 // they come, with no body stream in between. undici's `request` wraps each call in an async resource and hands the
-// body to a Readable (its state, events and listeners), and reading that whole costs more again: together about
-// 10–20 µs of host CPU on every runtime call, a measurable share of /trigger (issue 15; decisions.md "Runtime
-// calls read through dispatch"). The download path reads its stream the same way (upstream-stream.ts).
+// body to a Readable (its state, events and listeners), and reading that whole costs more again: in the bench,
+// dropping both took /trigger's host CPU per request from 0.48–0.53 ms to 0.45–0.48 ms (issue 15; decisions.md
+// "Runtime calls read through dispatch"). The download path reads its stream the same way (upstream-stream.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 
