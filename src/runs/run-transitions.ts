@@ -98,16 +98,19 @@ function transitionStatement(
   } else if (patch.nextPollAt !== undefined) {
     sets.push(`next_poll_at = ${p(patch.nextPollAt)}`);
   }
-  const where = `id = $1 AND id = prior_id AND status = ANY($2::text[])${agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`}`;
   // Only a change of status goes on the timeline (an ingest report of the same status is not one); a new `waiting`
-  // (another wait) is. `prior` reads the status this UPDATE replaces: locking it makes the read wait for, and see,
-  // a concurrent writer's commit, as the UPDATE itself does.
-  const events = announced('moved', '$4', p(via), "moved.prior_status <> moved.status OR moved.status = 'waiting'");
+  // (another wait) is. Only an event that may leave the status as it was (ingest, rule "same status updates the
+  // record") has to read the status it replaces: `prior`, locked so that the read waits for, and sees, a concurrent
+  // writer's commit, as the UPDATE itself does. Every other event's UPDATE applies only from a status other than
+  // its target, so its write is always a change, and it goes without that lock read and its WAL record (issue 15).
+  const readsPrior = to !== 'waiting' && allowedFrom(event, to).includes(to);
+  const where = `id = $1${readsPrior ? ' AND id = prior_id' : ''} AND status = ANY($2::text[])${agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`}`;
+  const events = announced('moved', '$4', p(via), readsPrior ? 'moved.prior_status <> moved.status' : 'true');
   return {
     params,
     ctes: (withinLimit: string | null) =>
-      `moved AS (UPDATE runs SET ${sets.join(', ')} FROM (${PRIOR_STATUS}) prior
-         WHERE ${where}${withinLimit ? ` AND ${withinLimit}` : ''} RETURNING runs.*, prior.prior_status
+      `moved AS (UPDATE runs SET ${sets.join(', ')}${readsPrior ? ` FROM (${PRIOR_STATUS}) prior` : ''}
+         WHERE ${where}${withinLimit ? ` AND ${withinLimit}` : ''} RETURNING runs.*${readsPrior ? ', prior.prior_status' : ''}
        ), ${events.cte}`,
     from: 'moved',
     select: `moved.*, ${events.notify}`,

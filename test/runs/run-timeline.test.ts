@@ -100,7 +100,7 @@ describe('issue 14: the run timeline (GET /api/admin/runs/{runId} → timeline)'
     ]);
   });
 
-  it('spec 4.4 / 4.5: a registered run starts at running (register); an ingested one at its status (ingest)', async () => {
+  it('spec 4.4 / 4.5: a registered run starts at running (register); an ingested one at its status (ingest), a repeated status adds nothing', async () => {
     const reg = await t.app.inject({ method: 'POST', url: `/api/agents/${agent.agent.id}/runs/register`, headers: agent.ingestAuth, payload: { externalRunId: 'run_timeline_reg' } });
     expect(reg.statusCode).toBe(201);
     expect((await timeline(reg.json().runId)).map(({ status, via }) => ({ status, via }))).toEqual([{ status: 'running', via: 'register' }]);
@@ -112,8 +112,10 @@ describe('issue 14: the run timeline (GET /api/admin/runs/{runId} → timeline)'
     });
     expect((await ingest('running')).statusCode).toBe(200);
     clock.advance(1000);
+    expect((await ingest('running')).statusCode).toBe(200); // the same status again updates the record, no entry
     const done = await ingest('completed');
     expect(done.statusCode).toBe(200);
+    expect((await ingest('completed')).statusCode).toBe(200); // a terminal status repeated: no entry either
     expect((await timeline(done.json().runId)).map(({ status, via }) => ({ status, via }))).toEqual([
       { status: 'running', via: 'ingest' },
       { status: 'completed', via: 'ingest' },
