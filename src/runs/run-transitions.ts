@@ -73,7 +73,8 @@ function transitionStatement(
   patch: RunPatch,
 ) {
   const terminal = to === 'completed' || to === 'failed' || to === 'cancelled';
-  const params: unknown[] = [runId, allowedFrom(event, to), to, now];
+  const from = allowedFrom(event, to);
+  const params: unknown[] = [runId, from, to, now];
   const p = placeholderFor(params);
   const sets = ['status = $3', 'updated_at = $4'];
 
@@ -99,11 +100,11 @@ function transitionStatement(
     sets.push(`next_poll_at = ${p(patch.nextPollAt)}`);
   }
   // Only a change of status goes on the timeline (an ingest report of the same status is not one); a new `waiting`
-  // (another wait) is. Only an event that may leave the status as it was (ingest, rule "same status updates the
-  // record") has to read the status it replaces: `prior`, locked so that the read waits for, and sees, a concurrent
-  // writer's commit, as the UPDATE itself does. Every other event's UPDATE applies only from a status other than
-  // its target, so its write is always a change, and it goes without that lock read and its WAL record (issue 15).
-  const readsPrior = to !== 'waiting' && allowedFrom(event, to).includes(to);
+  // (another wait) always is. So only an event that may leave a run in its target status other than `waiting` (ingest:
+  // "same status updates the record") reads the status it replaces: `prior`, locked so that the read waits for, and
+  // sees, a concurrent writer's commit, as the UPDATE itself does. Every other write is a timeline entry whenever it
+  // applies, and goes without that lock read (issue 15).
+  const readsPrior = to !== 'waiting' && from.includes(to);
   const where = `id = $1${readsPrior ? ' AND id = prior_id' : ''} AND status = ANY($2::text[])${agentId === undefined ? '' : ` AND agent_id = ${p(agentId)}`}`;
   const events = announced('moved', '$4', p(via), readsPrior ? 'moved.prior_status <> moved.status' : 'true');
   return {
@@ -130,20 +131,15 @@ const QUEUED_STATUS = "SELECT status AS prior_status FROM runs WHERE id = $1 AND
 
 /**
  * recordIntermediateOutput's two statements ($1 run, $2 allowed statuses, $3 now, $4 output, $5 outputs, $6 the
- * agent when `ofAgent`).
- *
- * `reported`: the common case, a report on a run that has started (running, waiting), which writes the output and
- * nothing else. It is tried first, and counts the request (spec 8.1) when there is a guard.
- *
- * `lifting`: a report on a queued run lifts it to running, a status change that goes on the timeline. Only a run
- * that reads as queued is locked first (`lift`, QUEUED_STATUS). It runs when `reported` found no started run, and
- * takes every active status, so a run lifted by a concurrent report in between is still written.
- *
- * Two statements rather than one that does both: the lift's lock read and the timeline's INSERT cost the server
- * about 12 µs on every report, nearly all of which are on running runs (issue 15; decisions.md "Intermediate
- * output"). A queued run's first report pays one more round trip instead.
+ * agent when `ofAgent`). `reported`, tried first: the common case, a report on a run that has started (running,
+ * waiting), which writes the output and nothing else, and counts the request (spec 8.1) when there is a guard.
+ * `lifting`, when `reported` found no started run: a report on a queued run lifts it to running, a status change
+ * that goes on the timeline; only a run that reads as queued is locked first (`lift`, QUEUED_STATUS). It takes every
+ * active status, so a run lifted by a concurrent report in between is still written. Two statements rather than
+ * one that does both: the lift's lock read and the timeline's INSERT cost the server about 12 µs on every report,
+ * nearly all of which are on running runs (issue 15; decisions.md "Intermediate output"). A queued run's first
+ * report pays one more round trip instead.
  */
-const STARTED_OUTPUT_STATUSES = allowedFrom('intermediate_output').filter((s) => s !== 'queued');
 const outputWrite = (ofAgent: boolean, lifting: boolean) =>
   fixedWrite(ofAgent ? 6 : 5, {
     ctes: (withinLimit) => {
@@ -163,9 +159,16 @@ const outputWrite = (ofAgent: boolean, lifting: boolean) =>
     select: 'moved.id, moved.status',
   });
 const OUTPUT_WRITES = {
-  reported: { any: outputWrite(false, false), ofAgent: outputWrite(true, false) },
-  lifting: { any: outputWrite(false, true), ofAgent: outputWrite(true, true) },
+  reported: { statuses: allowedFrom('intermediate_output').filter((st) => st !== 'queued'), any: outputWrite(false, false), ofAgent: outputWrite(true, false) },
+  lifting: { statuses: allowedFrom('intermediate_output'), any: outputWrite(false, true), ofAgent: outputWrite(true, true) },
 };
+
+/** The parameters of one of OUTPUT_WRITES, in the order its statement takes them. */
+function outputParams(write: keyof typeof OUTPUT_WRITES, runId: number, now: Date, patch: Pick<RunPatch, 'outputData' | 'outputs'>, agentId?: number): unknown[] {
+  const params: unknown[] = [runId, OUTPUT_WRITES[write].statuses, now, jsonParam(patch.outputData ?? null), patch.outputs ?? null];
+  if (agentId !== undefined) params.push(agentId);
+  return params;
+}
 
 /** What an intermediate output returns when applied: the run stays non-terminal, nobody needs its whole row. */
 export type IntermediateResult = { kind: 'applied'; run: Pick<RunRow, 'id' | 'status'> } | Exclude<TransitionResult, { kind: 'applied' | 'noop' }>;
@@ -182,16 +185,20 @@ export async function recordIntermediateOutput(
   patch: Pick<RunPatch, 'outputData' | 'outputs'>,
   opts: { agentId?: number; guard: RateGuard | null },
 ): Promise<IntermediateResult | OverLimit> {
-  const params: unknown[] = [runId, STARTED_OUTPUT_STATUSES, now, jsonParam(patch.outputData ?? null), patch.outputs ?? null];
-  if (opts.agentId !== undefined) params.push(opts.agentId);
   const which = opts.agentId === undefined ? 'any' : 'ofAgent';
-  let moved = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, { params, fixed: OUTPUT_WRITES.reported[which] });
-  if (moved && 'kind' in moved) return moved;
-  if (!moved) {
-    // Not a started run (queued, or not this agent's, or finished): the lift, already counted by the first write.
-    params[1] = allowedFrom('intermediate_output');
-    moved = (await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, null, { params, fixed: OUTPUT_WRITES.lifting[which] })) as Pick<RunRow, 'id' | 'status'> | null;
-  }
+  const reported = await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, opts.guard, {
+    params: outputParams('reported', runId, now, patch, opts.agentId),
+    fixed: OUTPUT_WRITES.reported[which],
+  });
+  if (reported && 'kind' in reported) return reported;
+  // Not a started run (queued, or not this agent's, or finished): the lift, uncounted (the first write counted the
+  // request). Without a guard the write is never over a limit.
+  const moved =
+    reported ??
+    ((await writeGuarded<Pick<RunRow, 'id' | 'status'>>(q, null, {
+      params: outputParams('lifting', runId, now, patch, opts.agentId),
+      fixed: OUTPUT_WRITES.lifting[which],
+    })) as Pick<RunRow, 'id' | 'status'> | null);
   if (moved) return { kind: 'applied', run: moved };
   const current = await findRun(q, runId);
   if (!current || (opts.agentId !== undefined && current.agent_id !== opts.agentId)) return { kind: 'not_found' };

@@ -18,8 +18,6 @@ export interface StreamRequest extends DispatchedRequest {
   body: string;
   /** Bounds only the wait for the answer to begin; once it has, aborting it changes nothing. */
   signal?: AbortSignal;
-  /** Idle gap tolerated between chunks (undici does not count time paused by backpressure). */
-  bodyTimeout: number;
 }
 
 export interface StreamedAnswer {

@@ -12,8 +12,9 @@ export interface DispatchedRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
-  /** Time to the answer's headers, and the idle gap tolerated between its chunks (undici's own timers). */
+  /** Time to the answer's headers (undici's own timer). */
   headersTimeout: number;
+  /** Idle gap tolerated between chunks (undici's own timer; it does not count time paused by backpressure). */
   bodyTimeout: number;
 }
 

@@ -90,6 +90,17 @@ describe('issue 14: the run timeline (GET /api/admin/runs/{runId} → timeline)'
     ]);
   });
 
+  it('spec 4.8: a waiting run that reports a new token is another wait, and another entry', async () => {
+    const runId = await triggered();
+    expect((await callback(runId, { type: 'waiting', tokenId: trigger.createWaitpointToken().id, description: 'first' })).statusCode).toBe(200);
+    expect((await callback(runId, { type: 'waiting', tokenId: trigger.createWaitpointToken().id, description: 'second' })).statusCode).toBe(200);
+    expect((await timeline(runId)).map(({ status, via }) => ({ status, via }))).toEqual([
+      { status: 'queued', via: 'trigger' },
+      { status: 'waiting', via: 'callback' },
+      { status: 'waiting', via: 'callback' },
+    ]);
+  });
+
   it('spec 8.2: a run failed by the timeout sweeper shows `timeout`', async () => {
     const runId = await triggered();
     clock.advance(11 * 60_000);
