@@ -33,7 +33,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export const SEED = { task: 5_000, wake: 1_000, workflow: 600, download: 8 };
+/** `wake`: 1,000 held waits in each of the callback-to-wake figure's four rounds, fresh agents each (sync-wait.ts). */
+export const SEED = { task: 5_000, wake: 4_000, workflow: 600, download: 8 };
 
 async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });

@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { Agent, Pool, type Dispatcher } from 'undici';
 import { serveParent } from './ipc.ts';
 import { Samples, summarize } from './stats.ts';
-import type { LatencySummary, ReqSpec, ThroughputJob, ThroughputResult, WakeItem } from './types.ts';
+import type { ReqSpec, ThroughputJob, ThroughputResult, WakeItem, WakeResult } from './types.ts';
 
 const held = { controller: new AbortController(), pending: [] as Array<Promise<string>> };
 /** One signal ends every held request, so it has thousands of listeners on purpose. */
@@ -153,7 +153,7 @@ const parent = serveParent({
    * Holds every request of `holds`, asks the orchestrator for the wake plan once they are all held, then for each
    * item in turn sends its wake request and times until the held answer carrying its key has been read.
    */
-  async wake(job: { origin: string; holds: ReqSpec[]; keyField: string }): Promise<{ latency: LatencySummary; woken: number; early: number; late: number; failures: Record<string, number> }> {
+  async wake(job: { origin: string; holds: ReqSpec[]; keyField: string }): Promise<WakeResult> {
     newHoldSignal();
     const arrivals = new Map<string, { at: number; resolve: (at: number) => void; promise: Promise<number> }>();
     const slot = (key: string) => {
@@ -205,6 +205,6 @@ const parent = serveParent({
     held.controller.abort();
     await Promise.all(held.pending);
     held.pending = [];
-    return { latency: summarize(samples.values()), woken: samples.length, early, late, failures };
+    return { latency: summarize(samples.values()), samples: samples.values(), woken: samples.length, early, late, failures };
   },
 });

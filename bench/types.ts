@@ -33,6 +33,19 @@ export interface LatencySummary {
   mean: number;
 }
 
+/** One wake job: each held request answered after its wake request, timed from the wake sent to the answer read. */
+export interface WakeResult {
+  latency: LatencySummary;
+  /** Every measured latency (ms), so several rounds can be merged before taking percentiles. */
+  samples: Float64Array;
+  woken: number;
+  /** Answered before their wake request was sent (a poll or a timeout got there first): not wake-ups. */
+  early: number;
+  /** Not answered within 10 s of their wake request. */
+  late: number;
+  failures: Record<string, number>;
+}
+
 export interface ThroughputResult {
   requests: number;
   rps: number;
