@@ -127,6 +127,18 @@ export async function routeAvailable(origin: string, method: string, path: strin
   return !String(body.error ?? '').startsWith('no route for');
 }
 
+/** With BENCH_CPU_PROF=<dir>, `fn` runs with the host under the V8 profiler, written as <dir>/<name>.cpuprofile. */
+export async function cpuProfiled<T>(h: Harness, inst: Instance, name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return fn();
+  await h.call(inst.host, 'cpuProfileStart');
+  try {
+    return await fn();
+  } finally {
+    await h.call(inst.host, 'cpuProfileStop', path.resolve(dir, `${name}.cpuprofile`));
+  }
+}
+
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {

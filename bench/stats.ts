@@ -24,6 +24,22 @@ export class Samples {
   }
 }
 
+/** Several windows' or rounds' samples as one array, so percentiles are taken over all of them. */
+export function concatSamples(parts: Float64Array[]): Float64Array {
+  const all = new Float64Array(parts.reduce((n, x) => n + x.length, 0));
+  let off = 0;
+  for (const x of parts) {
+    all.set(x, off);
+    off += x.length;
+  }
+  return all;
+}
+
+/** Adds each count of `from` to `into` (status codes, failure kinds). */
+export function addCounts(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+}
+
 export function summarize(values: Float64Array | number[]): LatencySummary {
   const sorted = Float64Array.from(values).sort();
   const n = sorted.length;

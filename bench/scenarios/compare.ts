@@ -2,7 +2,7 @@
 // windows (baseline, service; then service, baseline; …) so drift on a noisy machine hits both sides alike.
 import path from 'node:path';
 import type { Harness, Instance } from '../harness.ts';
-import { summarize } from '../stats.ts';
+import { addCounts, concatSamples, summarize } from '../stats.ts';
 import { postgresCpuMs } from '../pg-cpu.ts';
 import type { HostProfile, LatencySummary, ReqSpec, ThroughputJob, ThroughputResult } from '../types.ts';
 
@@ -51,8 +51,6 @@ async function measure(h: Harness, side: Side, warmupMs: number, durationMs: num
 function combine(parts: Measured[]): SideResult {
   const requests = parts.reduce((s, x) => s + x.r.requests, 0);
   const seconds = parts.length * (TIMING.sliceMs / 1000);
-  const samples = new Float64Array(requests);
-  let off = 0;
   const statuses: Record<string, number> = {};
   const queries = new Map<string, { count: number; totalMs: number }>();
   let cpuMs = 0;
@@ -61,9 +59,7 @@ function combine(parts: Measured[]): SideResult {
   let invokes = 0;
   let invokeMs = 0;
   for (const { r, p, pgMs: pg } of parts) {
-    samples.set(r.samples, off);
-    off += r.samples.length;
-    for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+    addCounts(statuses, r.statuses);
     // The host's profile window includes the warm-up second: scale its costs by the measured share of requests.
     cpuMs += p.cpuMs;
     pgMs = pgMs === null || pg === null ? null : pgMs + pg;
@@ -82,7 +78,7 @@ function combine(parts: Measured[]): SideResult {
     requests,
     rps: requests / seconds,
     windowRps: parts.map((x) => x.r.requests / (TIMING.sliceMs / 1000)),
-    latency: summarize(samples),
+    latency: summarize(concatSamples(parts.map((x) => x.r.samples))),
     statuses,
     clientCpu: parts.reduce((s, x) => s + x.r.clientCpu, 0) / parts.length,
     cpuMsPerReq: cpuMs / handled,

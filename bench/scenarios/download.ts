@@ -2,9 +2,8 @@
 // Node proxy (undici dispatch writing straight into the response: the baseline), through a bare Fastify proxy route
 // and straight from the fake, with the same client; and how much the service's RSS grows while it streams.
 import os from 'node:os';
-import path from 'node:path';
 import type { Harness } from '../harness.ts';
-import { routeAvailable } from '../harness.ts';
+import { cpuProfiled, routeAvailable } from '../harness.ts';
 import type { Report } from '../report.ts';
 import { mib, pct } from '../stats.ts';
 import { DOWNLOAD_PATH, type ReqSpec } from '../types.ts';
@@ -92,12 +91,9 @@ export async function downloadThroughput(h: Harness, r: Report): Promise<void> {
   }
   // BENCH_CPU_PROF=<dir>: one more 1 GiB download per host side, untimed, under the V8 profiler
   // (download-service.cpuprofile, download-dispatch.cpuprofile, download-fastify-proxy.cpuprofile).
-  const profDir = process.env.BENCH_CPU_PROF;
-  if (profDir) {
+  if (process.env.BENCH_CPU_PROF) {
     for (const [label, origin, req] of [['service', h.primary.service, viaService()], ['dispatch', h.primary.baseline, dispatchProxy], ['fastify-proxy', h.primary.baseline, proxy]] as const) {
-      await h.call(h.primary.host, 'cpuProfileStart');
-      await get(origin, req);
-      await h.call(h.primary.host, 'cpuProfileStop', path.resolve(profDir, `download-${label}.cpuprofile`));
+      await cpuProfiled(h, h.primary, `download-${label}`, () => get(origin, req));
     }
   }
   const mbps = (t: { bytes: number; ms: number }) => t.bytes / 1024 / 1024 / (t.ms / 1000);

@@ -1,10 +1,9 @@
 // trigger-and-wait: the latency it adds over calling the runtime directly, and how fast a held wait wakes once
 // the run's callback lands, on the same instance and on another one through PostgreSQL.
-import path from 'node:path';
 import type { Harness, Instance } from '../harness.ts';
-import { routeAvailable, waitFor } from '../harness.ts';
+import { cpuProfiled, routeAvailable, waitFor } from '../harness.ts';
 import type { Report } from '../report.ts';
-import { ms, summarize } from '../stats.ts';
+import { addCounts, concatSamples, ms, summarize } from '../stats.ts';
 import { ECHO_PATH, type HostProfile, type LatencySummary, type ReqSpec, type WakeItem, type WakeResult } from '../types.ts';
 import { statementsPerOp } from './compare.ts';
 
@@ -36,18 +35,17 @@ export async function syncWaitAddedLatency(h: Harness, r: Report): Promise<void>
   const direct: ReqSpec[] = [{ method: 'POST', path: `/webhook/${ECHO_PATH}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId: 1, input: { bench: true } }) }];
   await h.call(h.fakes, 'reset');
   // BENCH_CPU_PROF=<dir>: the service host under the V8 profiler for this scenario (trigger-and-wait.cpuprofile).
-  const profDir = process.env.BENCH_CPU_PROF;
-  if (profDir) await h.call(h.primary.host, 'cpuProfileStart');
-  const { result: res, profile } = await h.profile(h.primary, () =>
-    h.call<{ a: LatencySummary; b: LatencySummary; statuses: Record<string, number> }>(h.load, 'sequentialAB', {
+  const { result: res, profile } = await cpuProfiled(h, h.primary, 'trigger-and-wait', () =>
+    h.profile(h.primary, () =>
+      h.call<{ a: LatencySummary; b: LatencySummary; statuses: Record<string, number> }>(h.load, 'sequentialAB', {
       a: { origin: h.primary.service, requests: svc },
       b: { origin: h.fakeUrls.n8n, requests: direct },
       // Warm-up: at least one call per agent, as a long-running instance has cached every agent it serves.
       warmup: Math.max(SEQUENTIAL.warmup, svc.length),
       n: SEQUENTIAL.n,
-    }),
+      }),
+    ),
   );
-  if (profDir) await h.call(h.primary.host, 'cpuProfileStop', path.resolve(profDir, 'trigger-and-wait.cpuprofile'));
   const p50 = res.a.p50 - res.b.p50;
   const p99 = res.a.p99 - res.b.p99;
   // Only 200s (the run completed within the window) count as the figure the target is about.
@@ -128,9 +126,9 @@ const MAX_WAKE_RATIO = 2;
 
 /** The rounds of one side as one result: percentiles over every sample, counts summed. */
 function merged(rounds: WakeResult[]): WakeResult {
-  const samples = Float64Array.from(rounds.flatMap((x) => Array.from(x.samples)));
+  const samples = concatSamples(rounds.map((x) => x.samples));
   const failures: Record<string, number> = {};
-  for (const x of rounds) for (const [k, v] of Object.entries(x.failures)) failures[k] = (failures[k] ?? 0) + v;
+  for (const x of rounds) addCounts(failures, x.failures);
   const sum = (k: 'woken' | 'early' | 'late') => rounds.reduce((n, x) => n + x[k], 0);
   return { latency: summarize(samples), samples, woken: sum('woken'), early: sum('early'), late: sum('late'), failures };
 }
@@ -183,14 +181,11 @@ export async function callbackToWake(h: Harness, r: Report): Promise<void> {
   // The warm-up round gives the statements per waited run (and, with BENCH_CPU_PROF=<dir>, the V8 profiles: the
   // service host for same-instance waits, callback-to-wake.cpuprofile, and the second instance for the waits it
   // holds, callback-to-wake-other-instance.cpuprofile), so no measured round runs under a profiler.
-  const profDir = process.env.BENCH_CPU_PROF;
   const warmUp: { profile?: HostProfile } = {};
   const local = await wakeRounds({
     service: async (round) => {
       if (round !== WARM_UP) return runWake(h, h.primary, h.primary, false, round);
-      if (profDir) await h.call(h.primary.host, 'cpuProfileStart');
-      const profiled = await h.profile(h.primary, () => runWake(h, h.primary, h.primary, false, round));
-      if (profDir) await h.call(h.primary.host, 'cpuProfileStop', path.resolve(profDir, 'callback-to-wake.cpuprofile'));
+      const profiled = await cpuProfiled(h, h.primary, 'callback-to-wake', () => h.profile(h.primary, () => runWake(h, h.primary, h.primary, false, round)));
       warmUp.profile = profiled.profile;
       return profiled.result;
     },
@@ -205,12 +200,10 @@ export async function callbackToWake(h: Harness, r: Report): Promise<void> {
   if (!secondary) return r.skipped(name2, 'needs BENCH_DATABASE_URL (PostgreSQL)', '≤ 10 ms');
   // The waits are held on the second instance: its profile shows the wake's side of the work.
   const other = await wakeRounds({
-    service: async (round) => {
-      if (profDir && round === WARM_UP) await h.call(secondary.host, 'cpuProfileStart');
-      const result = await runWake(h, secondary, h.primary, false, round);
-      if (profDir && round === WARM_UP) await h.call(secondary.host, 'cpuProfileStop', path.resolve(profDir, 'callback-to-wake-other-instance.cpuprofile'));
-      return result;
-    },
+    service: (round) =>
+      round === WARM_UP
+        ? cpuProfiled(h, secondary, 'callback-to-wake-other-instance', () => runWake(h, secondary, h.primary, false, round))
+        : runWake(h, secondary, h.primary, false, round),
     floor: (round) => baselineWake(h, secondary, h.primary, true, round),
     same: (round) => runWake(h, secondary, h.primary, true, round),
   });
