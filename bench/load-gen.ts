@@ -184,6 +184,7 @@ const parent = serveParent({
     const plan = await parent.call<{ origin: string; items: WakeItem[] }>('wakePlan', { dispatched: job.holds.length });
     const wakeAgent = new Agent({ keepAliveTimeout: 60_000 });
     const samples = new Samples();
+    const starts = new Samples();
     let early = 0;
     let late = 0;
     for (const item of plan.items) {
@@ -199,12 +200,15 @@ const parent = serveParent({
       if (res.statusCode !== 200) failures[`wake answered ${res.statusCode}`] = (failures[`wake answered ${res.statusCode}`] ?? 0) + 1;
       const at = await Promise.race([s.promise, new Promise<number>((r) => setTimeout(() => r(NaN), 10_000))]);
       if (Number.isNaN(at)) late++;
-      else samples.push(at - t0);
+      else {
+        samples.push(at - t0);
+        starts.push(performance.timeOrigin + t0);
+      }
     }
     await wakeAgent.close();
     held.controller.abort();
     await Promise.all(held.pending);
     held.pending = [];
-    return { latency: summarize(samples.values()), samples: samples.values(), woken: samples.length, early, late, failures };
+    return { latency: summarize(samples.values()), samples: samples.values(), starts: starts.values(), woken: samples.length, early, late, failures };
   },
 });

@@ -3,7 +3,7 @@
 // listening on 127.0.0.1:0, plus the bare-Fastify baselines on a second port sharing its database handle.
 // Background work (pollers, sweepers) is not started, so every figure is the request path alone.
 import { randomBytes } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
+import { constants as perfConstants, performance, PerformanceObserver } from 'node:perf_hooks';
 import { Session } from 'node:inspector/promises';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,7 +21,7 @@ import { serveParent } from './ipc.ts';
 import { CallProfile, profiledDb, profiledRuntimes } from './profiled.ts';
 import { buildBaselines, type Baselines } from './baselines.ts';
 import { seedAgents, seedRunningRuns, type SeedCounts } from './seed.ts';
-import type { FakeUrls, HostProfile, MemorySample, Seeded } from './types.ts';
+import type { FakeUrls, GcPause, HostProfile, MemorySample, Seeded } from './types.ts';
 
 export interface HostInit {
   role: 'primary' | 'secondary';
@@ -41,6 +41,23 @@ let baselines: Baselines | null = null;
 let window: { t0: number; cpu: NodeJS.CpuUsage; elu: ReturnType<typeof performance.eventLoopUtilization> } | null = null;
 let rssSampler: { timer: NodeJS.Timeout; max: number } | null = null;
 let inspector: Session | null = null;
+
+/**
+ * The host's garbage-collection pauses, newest last, on the machine's clock: the wake figure counts those that
+ * fall inside its rounds and which of its slowest samples they overlap. Bounded: the oldest go first.
+ */
+const gcPauses: GcPause[] = [];
+const MAX_GC_PAUSES = 20_000;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    // Incremental marking steps and weak-callback processing run between or after pauses; only the two kinds of
+    // stop-the-world pause are counted.
+    const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    if (kind !== perfConstants.NODE_PERFORMANCE_GC_MINOR && kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR) continue;
+    gcPauses.push({ at: performance.timeOrigin + e.startTime, ms: e.duration, kind: kind === perfConstants.NODE_PERFORMANCE_GC_MINOR ? 'scavenge' : 'full' });
+  }
+  if (gcPauses.length > MAX_GC_PAUSES) gcPauses.splice(0, gcPauses.length - MAX_GC_PAUSES);
+}).observe({ entryTypes: ['gc'] });
 
 const need = <T>(v: T | null, what: string): T => {
   if (v === null) throw new Error(`${what}: call init first`);
@@ -108,6 +125,9 @@ serveParent({
     watchedRuns: need(ctx, 'held').runWatch.watchedRuns,
     baselineHeld: need(baselines, 'held').heldCount(),
   }),
+
+  /** The pauses that overlap [from, to] (ms since the epoch). */
+  gcPauses: (w: { from: number; to: number }): GcPause[] => gcPauses.filter((p) => p.at + p.ms >= w.from && p.at <= w.to),
 
   profileStart(): void {
     profile.reset();

@@ -38,6 +38,10 @@ export interface WakeResult {
   latency: LatencySummary;
   /** Every measured latency (ms), so several rounds can be merged before taking percentiles. */
   samples: Float64Array;
+  /** When each sample's wake request was sent (ms since the epoch, the machine's clock), index for index. */
+  starts: Float64Array;
+  /** The garbage-collection pauses of the service hosts involved while the round woke its waits (sync-wait.ts). */
+  gc?: GcPause[];
   woken: number;
   /** Answered before their wake request was sent (a poll or a timeout got there first): not wake-ups. */
   early: number;
@@ -66,6 +70,15 @@ export interface HostProfile {
   elu: number;
   queries: Array<{ sql: string; count: number; totalMs: number }>;
   invokes: { count: number; totalMs: number };
+}
+
+/** One V8 garbage-collection pause in a service host (PerformanceObserver 'gc'), on the machine's clock. */
+export interface GcPause {
+  /** Start, in ms since the epoch. */
+  at: number;
+  ms: number;
+  /** A scavenge of the young generation, or a full (mark-compact) collection's pause. */
+  kind: 'scavenge' | 'full';
 }
 
 export interface MemorySample {

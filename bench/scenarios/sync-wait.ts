@@ -4,7 +4,7 @@ import type { Harness, Instance } from '../harness.ts';
 import { cpuProfiled, routeAvailable, waitFor } from '../harness.ts';
 import type { Report } from '../report.ts';
 import { addCounts, concatSamples, ms, summarize } from '../stats.ts';
-import { ECHO_PATH, type HostProfile, type LatencySummary, type ReqSpec, type WakeItem, type WakeResult } from '../types.ts';
+import { ECHO_PATH, type GcPause, type HostProfile, type LatencySummary, type ReqSpec, type WakeItem, type WakeResult } from '../types.ts';
 import { statementsPerOp } from './compare.ts';
 
 const json = (auth: string): Record<string, string> => ({ authorization: `Bearer ${auth}`, 'content-type': 'application/json' });
@@ -70,7 +70,8 @@ async function baselineWake(h: Harness, holdAt: Instance, wakeAt: Instance, viaP
     const items: WakeItem[] = keys.map((key) => ({ key, wake: { method: 'POST', path: `/${viaPg ? 'wake-pg' : 'wake'}/${key}`, headers: {} } }));
     return { origin: wakeAt.baseline, items };
   };
-  return h.call<WakeResult>(h.load, 'wake', { origin: holdAt.baseline, holds: keys.map((k) => ({ method: 'POST', path: `/hold/${k}`, headers: {} })), keyField: 'key' });
+  const res = await h.call<WakeResult>(h.load, 'wake', { origin: holdAt.baseline, holds: keys.map((k) => ({ method: 'POST', path: `/hold/${k}`, headers: {} })), keyField: 'key' });
+  return withGcPauses(h, [holdAt, wakeAt], res);
 }
 
 /**
@@ -118,7 +119,38 @@ async function runWake(h: Harness, holdAt: Instance, wakeAt: Instance, sameWork:
   };
   const body = JSON.stringify({ input: { bench: true }, timeoutMs: 120_000 });
   const holds: ReqSpec[] = agents.map((a) => ({ method: 'POST', path: via.hold(a.id), headers: json(a.ingestKey), body }));
-  return h.call<WakeResult>(h.load, 'wake', { origin: via.origin(holdAt), holds, keyField: 'runId' });
+  const res = await h.call<WakeResult>(h.load, 'wake', { origin: via.origin(holdAt), holds, keyField: 'runId' });
+  return withGcPauses(h, [holdAt, wakeAt], res);
+}
+
+/** The round with the GC pauses of the service hosts it involved (one, or both) while it woke its waits. */
+async function withGcPauses(h: Harness, hosts: Instance[], res: WakeResult): Promise<WakeResult> {
+  if (res.starts.length === 0) return { ...res, gc: [] };
+  let to = 0;
+  res.starts.forEach((at, i) => (to = Math.max(to, at + res.samples[i]!)));
+  const window = { from: res.starts[0]!, to };
+  const pauses = await Promise.all([...new Set(hosts)].map((inst) => h.call<GcPause[]>(inst.host, 'gcPauses', window)));
+  return { ...res, gc: pauses.flat() };
+}
+
+/**
+ * Where the tail meets the collector: a side's scavenges and full-collection pauses while it woke its waits (in
+ * every service host involved), and how many of its samples at or above its p99 overlapped one of them.
+ */
+function gcLine(x: WakeResult): string {
+  const gc = x.gc ?? [];
+  const of = (kind: GcPause['kind']) => gc.filter((p) => p.kind === kind);
+  const describe = (ps: GcPause[]) =>
+    ps.length === 0 ? '0' : `${ps.length} (${ps.reduce((n, p) => n + p.ms, 0).toFixed(0)} ms, longest ${Math.max(...ps.map((p) => p.ms)).toFixed(1)} ms)`;
+  let slow = 0;
+  let hit = 0;
+  x.samples.forEach((ms, i) => {
+    if (ms < x.latency.p99) return;
+    slow++;
+    const start = x.starts[i]!;
+    if (gc.some((p) => p.at <= start + ms && p.at + p.ms >= start)) hit++;
+  });
+  return `scavenges ${describe(of('scavenge'))}, full-collection pauses ${describe(of('full'))}; ${hit} of its ${slow} samples at or above its p99 overlapped a pause`;
 }
 
 /** Issue 15 item 2: the p99 within twice the baseline's, besides the absolute ceiling each path had before. */
@@ -130,7 +162,9 @@ function merged(rounds: WakeResult[]): WakeResult {
   const failures: Record<string, number> = {};
   for (const x of rounds) addCounts(failures, x.failures);
   const sum = (k: 'woken' | 'early' | 'late') => rounds.reduce((n, x) => n + x[k], 0);
-  return { latency: summarize(samples), samples, woken: sum('woken'), early: sum('early'), late: sum('late'), failures };
+  const starts = concatSamples(rounds.map((x) => x.starts));
+  const gc = rounds.flatMap((x) => x.gc ?? []);
+  return { latency: summarize(samples), samples, starts, gc, woken: sum('woken'), early: sum('early'), late: sum('late'), failures };
 }
 
 type Side = 'service' | 'floor' | 'same';
@@ -170,6 +204,7 @@ function wakeFigure(r: Report, name: string, rounds: Record<Side, WakeResult[]>,
       `baseline ${b.woken} woken; same-work route ${same.woken} woken (max ${ms(same.latency.max)})${failures(same)}; ` +
       `p99 of each round (ms): service ${p99s(rounds.service)}, baseline ${p99s(rounds.floor)}, same-work route ${p99s(rounds.same)}`,
   );
+  r.note(`${name}, garbage collection in the service hosts while waking (${total} wakes per side): service ${gcLine(s)}; baseline ${gcLine(b)}; same-work route ${gcLine(same)}`);
 }
 
 export async function callbackToWake(h: Harness, r: Report): Promise<void> {
