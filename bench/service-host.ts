@@ -50,8 +50,8 @@ const gcPauses: GcPause[] = [];
 const MAX_GC_PAUSES = 20_000;
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
-    // Incremental marking steps and weak-callback processing run between or after pauses; only the two kinds of
-    // stop-the-world pause are counted.
+    // Scavenges and full collections stop the host's JavaScript; incremental marking steps (short slices
+    // between them) and weak-callback processing are left out.
     const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
     if (kind !== perfConstants.NODE_PERFORMANCE_GC_MINOR && kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR) continue;
     gcPauses.push({ at: performance.timeOrigin + e.startTime, ms: e.duration, kind: kind === perfConstants.NODE_PERFORMANCE_GC_MINOR ? 'scavenge' : 'full' });
