@@ -44,11 +44,12 @@ let inspector: Session | null = null;
 
 /**
  * The host's garbage-collection pauses, newest last, on the machine's clock: the wake figure counts those that
- * fall inside its rounds and which of its slowest samples they overlap. Bounded: the oldest go first.
+ * fall inside its rounds and which of its slowest samples they overlap. Recorded only while that figure runs
+ * (gcRecording), so no other figure pays for the observer. Bounded: the oldest go first.
  */
 const gcPauses: GcPause[] = [];
 const MAX_GC_PAUSES = 20_000;
-new PerformanceObserver((list) => {
+const gcObserver = new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     // Scavenges and full collections stop the host's JavaScript; incremental marking steps (short slices
     // between them) and weak-callback processing are left out.
@@ -57,7 +58,7 @@ new PerformanceObserver((list) => {
     gcPauses.push({ at: performance.timeOrigin + e.startTime, ms: e.duration, kind: kind === perfConstants.NODE_PERFORMANCE_GC_MINOR ? 'scavenge' : 'full' });
   }
   if (gcPauses.length > MAX_GC_PAUSES) gcPauses.splice(0, gcPauses.length - MAX_GC_PAUSES);
-}).observe({ entryTypes: ['gc'] });
+});
 
 const need = <T>(v: T | null, what: string): T => {
   if (v === null) throw new Error(`${what}: call init first`);
@@ -126,7 +127,13 @@ serveParent({
     baselineHeld: need(baselines, 'held').heldCount(),
   }),
 
-  /** The pauses that overlap [from, to] (ms since the epoch). */
+  gcRecording(on: boolean): void {
+    gcPauses.length = 0;
+    if (on) gcObserver.observe({ entryTypes: ['gc'] });
+    else gcObserver.disconnect();
+  },
+
+  /** The pauses recorded that overlap [from, to] (ms since the epoch). */
   gcPauses: (w: { from: number; to: number }): GcPause[] => gcPauses.filter((p) => p.at + p.ms >= w.from && p.at <= w.to),
 
   profileStart(): void {

@@ -208,6 +208,16 @@ function wakeFigure(r: Report, name: string, rounds: Record<Side, WakeResult[]>,
 }
 
 export async function callbackToWake(h: Harness, r: Report): Promise<void> {
+  const hosts = h.secondary ? [h.primary, h.secondary] : [h.primary];
+  await Promise.all(hosts.map((x) => h.call(x.host, 'gcRecording', true)));
+  try {
+    await wakeFigures(h, r);
+  } finally {
+    await Promise.all(hosts.map((x) => h.call(x.host, 'gcRecording', false)));
+  }
+}
+
+async function wakeFigures(h: Harness, r: Report): Promise<void> {
   const name = `callback-to-wake, ${WAITS.toLocaleString('en-US')} waits held, same instance`;
   const ok =
     (await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger-and-wait')) &&
