@@ -18,6 +18,7 @@ import { openPostgres } from '../src/storage/postgres-db.ts';
 import type { Db } from '../src/storage/db.ts';
 import { createRuntimeRegistry } from '../src/runtimes/runtime-registry.ts';
 import { serveParent } from './ipc.ts';
+import { overlaps } from './stats.ts';
 import { CallProfile, profiledDb, profiledRuntimes } from './profiled.ts';
 import { buildBaselines, type Baselines } from './baselines.ts';
 import { seedAgents, seedRunningRuns, type SeedCounts } from './seed.ts';
@@ -134,7 +135,7 @@ serveParent({
   },
 
   /** The pauses recorded that overlap [from, to] (ms since the epoch). */
-  gcPauses: (w: { from: number; to: number }): GcPause[] => gcPauses.filter((p) => p.at + p.ms >= w.from && p.at <= w.to),
+  gcPauses: (w: { from: number; to: number }): GcPause[] => gcPauses.filter((p) => overlaps(p, w.from, w.to)),
 
   profileStart(): void {
     profile.reset();

@@ -35,6 +35,11 @@ export function concatSamples(parts: Float64Array[]): Float64Array {
   return all;
 }
 
+/** Whether something that began at `at` and lasted `ms` (a GC pause) overlaps [from, to]; all in ms. */
+export function overlaps(span: { at: number; ms: number }, from: number, to: number): boolean {
+  return span.at <= to && span.at + span.ms >= from;
+}
+
 /** Adds each count of `from` to `into` (status codes, failure kinds). */
 export function addCounts(into: Record<string, number>, from: Record<string, number>): void {
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;

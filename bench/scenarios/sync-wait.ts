@@ -3,7 +3,7 @@
 import type { Harness, Instance } from '../harness.ts';
 import { cpuProfiled, routeAvailable, waitFor } from '../harness.ts';
 import type { Report } from '../report.ts';
-import { addCounts, concatSamples, ms, summarize } from '../stats.ts';
+import { addCounts, concatSamples, ms, overlaps, summarize } from '../stats.ts';
 import { ECHO_PATH, type GcPause, type HostProfile, type LatencySummary, type ReqSpec, type WakeItem, type WakeResult } from '../types.ts';
 import { statementsPerOp } from './compare.ts';
 
@@ -70,8 +70,7 @@ async function baselineWake(h: Harness, holdAt: Instance, wakeAt: Instance, viaP
     const items: WakeItem[] = keys.map((key) => ({ key, wake: { method: 'POST', path: `/${viaPg ? 'wake-pg' : 'wake'}/${key}`, headers: {} } }));
     return { origin: wakeAt.baseline, items };
   };
-  const res = await h.call<WakeResult>(h.load, 'wake', { origin: holdAt.baseline, holds: keys.map((k) => ({ method: 'POST', path: `/hold/${k}`, headers: {} })), keyField: 'key' });
-  return withGcPauses(h, [holdAt, wakeAt], res);
+  return wake(h, [holdAt, wakeAt], { origin: holdAt.baseline, holds: keys.map((k) => ({ method: 'POST', path: `/hold/${k}`, headers: {} })), keyField: 'key' });
 }
 
 /**
@@ -119,12 +118,15 @@ async function runWake(h: Harness, holdAt: Instance, wakeAt: Instance, sameWork:
   };
   const body = JSON.stringify({ input: { bench: true }, timeoutMs: 120_000 });
   const holds: ReqSpec[] = agents.map((a) => ({ method: 'POST', path: via.hold(a.id), headers: json(a.ingestKey), body }));
-  const res = await h.call<WakeResult>(h.load, 'wake', { origin: via.origin(holdAt), holds, keyField: 'runId' });
-  return withGcPauses(h, [holdAt, wakeAt], res);
+  return wake(h, [holdAt, wakeAt], { origin: via.origin(holdAt), holds, keyField: 'runId' });
 }
 
-/** The round with the GC pauses of the service hosts it involved (one, or both) while it woke its waits. */
-async function withGcPauses(h: Harness, hosts: Instance[], res: WakeResult): Promise<WakeResult> {
+/**
+ * One round of the load generator's `wake` (holds, then wakes them one by one), with the GC pauses of the service
+ * hosts it involved (one, or both) while it woke its waits.
+ */
+async function wake(h: Harness, hosts: Instance[], job: { origin: string; holds: ReqSpec[]; keyField: string }): Promise<WakeResult> {
+  const res = await h.call<WakeResult>(h.load, 'wake', job);
   if (res.starts.length === 0) return { ...res, gc: [] };
   let to = 0;
   res.starts.forEach((at, i) => (to = Math.max(to, at + res.samples[i]!)));
@@ -148,7 +150,7 @@ function gcLine(x: WakeResult): string {
     if (ms < x.latency.p99) return;
     slow++;
     const start = x.starts[i]!;
-    if (gc.some((p) => p.at <= start + ms && p.at + p.ms >= start)) hit++;
+    if (gc.some((p) => overlaps(p, start, start + ms))) hit++;
   });
   return `scavenges ${describe(of('scavenge'))}, full-collection pauses ${describe(of('full'))}; ${hit} of its ${slow} samples at or above its p99 overlapped a pause`;
 }
