@@ -56,7 +56,9 @@ export function profiledDb(db: Db, profile: CallProfile): Db {
       }),
     exec: (sql) => db.exec(sql),
     maintain: (sql) => db.maintain(sql),
-    listen: (channel, onMessage) => db.listen(channel, onMessage),
+    // The reconnect callback too: without it a wait whose notification was lost to a dropped LISTEN connection
+    // would only be found by its backstop read.
+    listen: (channel, onMessage, onResubscribed) => db.listen(channel, onMessage, onResubscribed),
     close: () => db.close(),
   };
 }
