@@ -29,7 +29,12 @@ export interface SideResult {
   invokeAvgMs: number;
 }
 
-export const TIMING = { connections: 32, preWarmMs: 2_000, warmupMs: 1_000, sliceMs: 3_000, slices: 4 };
+/**
+ * `slices`: measured windows per side. With 4, a single pair of windows read anywhere from 66% to 122% of its
+ * baseline (the /trigger and /callback pairs of the last ten full runs, issue 15), so a figure moved by ±5% between
+ * runs of the same code; 8 halve the variance of its total, for about 50 s more per figure.
+ */
+export const TIMING = { connections: 32, preWarmMs: 2_000, warmupMs: 1_000, sliceMs: 3_000, slices: 8 };
 
 interface Measured {
   r: ThroughputResult;
