@@ -63,7 +63,9 @@ export async function openSide(name: Side['name'], db: Db, h: Harness): Promise<
   // Fresh statistics, as autovacuum keeps them: the runs earlier bench runs left in flight (up to a timeout's
   // worth) outnumber what the seed's statistics say, and with stale ones a rare-status page reads the whole active
   // set through runs_active_created_idx (seen: 114 ms at 24,000 runs in flight) instead of runs_status_idx.
-  await db.exec('ANALYZE runs');
+  // Past the pool's statement timeout: on ten million runs whose pages have left the OS cache, its 30,000 sampled
+  // pages took longer than 15 s (2026-11-28, after runs that wrote more than before).
+  await db.maintain('ANALYZE runs');
   const app = await buildApp(ctx);
   return { name, db, ctx, app, keyed, taskAgents: task.map((t) => t.id) };
 }
