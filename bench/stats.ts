@@ -40,6 +40,16 @@ export function overlaps(span: { at: number; ms: number }, from: number, to: num
   return span.at <= to && span.at + span.ms >= from;
 }
 
+/**
+ * The median: of an even count, the mean of the two middle values. (Taking the upper one, as the scale figures
+ * did, read a 10-round ratio of 71–117% as 98% where the middle pair was 86% and 98%.)
+ */
+export function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /** Adds each count of `from` to `into` (status codes, failure kinds). */
 export function addCounts(into: Record<string, number>, from: Record<string, number>): void {
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;

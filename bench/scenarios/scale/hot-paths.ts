@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Harness } from '../../harness.ts';
 import type { Report } from '../../report.ts';
-import { ms } from '../../stats.ts';
+import { median, ms } from '../../stats.ts';
 import { seedRunningRuns } from '../../seed.ts';
 import { LABEL } from './database.ts';
 import type { Side } from './side.ts';
@@ -75,7 +75,7 @@ async function ratioFigure(r: Report, name: string, bigReqs: Array<() => Promise
     if (i > 0) ratios.push(wall.empty / wall.big);
   }
   const rps = (a: typeof acc.big) => (a.n * 1000) / a.wall;
-  const ratio = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)]!;
+  const ratio = median(ratios);
   const lat = (a: typeof acc.big) => p50p95(a.lat);
   r.add({
     name: `${LABEL} runs — ${name}, ${CONCURRENCY} at a time`,

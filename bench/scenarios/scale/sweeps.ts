@@ -4,6 +4,7 @@ import type { Harness } from '../../harness.ts';
 import type { Report } from '../../report.ts';
 import { pollDueRuns } from '../../../src/background/poller.ts';
 import { sweepTimeouts } from '../../../src/background/timeout-sweeper.ts';
+import { median } from '../../stats.ts';
 import { LABEL } from './database.ts';
 import { quiesce, type Side } from './side.ts';
 import { MAX_RATIO } from './targets.ts';
@@ -46,7 +47,6 @@ export async function sweeps(h: Harness, r: Report, big: Side, empty: Side): Pro
       per.poll[k].push(p);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [kind, label] of [['poll', `poll sweep: one pass over ${DUE.toLocaleString('en-US')} due runs (half finished upstream)`], ['timeout', `timeout sweep: one pass over ${DUE.toLocaleString('en-US')} timed-out runs`]] as const) {
     const [b, e] = [median(per[kind].big), median(per[kind].empty)];
     // The ratio is the median of each round's scale/empty ratio: the two passes of a round ran back to back, so
