@@ -29,6 +29,7 @@ import { consoleFigures } from './console-figures.ts';
 import { MAX_RATIO, pctOver } from './targets.ts';
 
 export { SCALE, SCALE_RUNS } from './database.ts';
+export { KEYED } from './side.ts';
 
 export async function scale(h: Harness, r: Report): Promise<void> {
   const name = `scale: ${LABEL} runs`;
