@@ -55,13 +55,19 @@ export function addCounts(into: Record<string, number>, from: Record<string, num
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
 }
 
+/** The nearest-rank percentile `q` (0–1) of values sorted ascending: the smallest value with at least q of them at or below it; NaN of none. */
+export function nearestRank(sorted: ArrayLike<number>, q: number): number {
+  const n = sorted.length;
+  return n === 0 ? NaN : sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!;
+}
+
 export function summarize(values: Float64Array | number[]): LatencySummary {
   const sorted = Float64Array.from(values).sort();
   const n = sorted.length;
   if (n === 0) return { n: 0, p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN };
-  const at = (q: number) => sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!;
   let sum = 0;
   for (const v of sorted) sum += v;
+  const at = (q: number) => nearestRank(sorted, q);
   return { n, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[n - 1]!, mean: sum / n };
 }
 

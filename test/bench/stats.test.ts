@@ -1,8 +1,10 @@
 // bench/stats.ts: the two pieces the bench's verdicts rest on beyond percentiles (issue 15). The scale ratios are
 // medians of 10 rounds, and a median that took the upper middle value passed a figure it should have shown lower;
-// the wake figure's tail count asks which samples overlapped a GC pause.
+// the wake figure's tail count asks which samples overlapped a GC pause; every latency figure's p50, p95 and p99
+// is one nearest-rank percentile.
 import { describe, expect, it } from 'vitest';
-import { median, overlaps } from '../../bench/stats.ts';
+import { median, nearestRank, overlaps, summarize } from '../../bench/stats.ts';
+import { p50p95 } from '../../bench/scenarios/scale/targets.ts';
 
 describe('median', () => {
   it('is the middle value of an odd count and the mean of the two middle values of an even one', () => {
@@ -28,5 +30,26 @@ describe('overlaps', () => {
     expect(overlaps({ at: 5, ms: 7 }, 12, 20)).toBe(true); // ends at the start
     expect(overlaps({ at: 5, ms: 6.9 }, 12, 20)).toBe(false);
     expect(overlaps({ at: 20.1, ms: 3 }, 12, 20)).toBe(false);
+  });
+});
+
+describe('nearestRank', () => {
+  const hundred = Float64Array.from({ length: 100 }, (_, i) => i + 1); // 1..100
+
+  it('is the smallest value with at least that share of the values at or below it', () => {
+    expect(nearestRank(hundred, 0.5)).toBe(50);
+    expect(nearestRank(hundred, 0.99)).toBe(99); // the wake figure's p99 of 100 samples: the 2nd-worst
+    expect(nearestRank(hundred, 1)).toBe(100);
+    expect(nearestRank(hundred, 0)).toBe(1);
+    expect(nearestRank([7], 0.95)).toBe(7);
+    expect(nearestRank([], 0.5)).toBeNaN();
+  });
+
+  it('is what summarize and the scale figures report, whatever order the samples came in', () => {
+    const shuffled = [...hundred].reverse();
+    expect(summarize(shuffled)).toMatchObject({ p50: 50, p90: 90, p99: 99, max: 100, n: 100 });
+    expect(p50p95(shuffled)).toEqual({ p50: 50, p95: 95 });
+    // Numbers, not strings: 10 sorts after 9.
+    expect(p50p95([10, 9, 8])).toEqual({ p50: 9, p95: 10 });
   });
 });
