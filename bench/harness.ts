@@ -34,7 +34,15 @@ export interface Harness {
 }
 
 /** `wake`: 1,000 held waits in each of the callback-to-wake figure's four rounds, fresh agents each (sync-wait.ts). */
-export const SEED = { task: 5_000, wake: 4_000, workflow: 600, download: 8 };
+/**
+ * `progress`: /callback's own agents. Each may report 20 times a minute (spec 8.1) and each side keeps its own count,
+ * so they must outnumber a side's requests per minute / 20: a side loads about 3 s of every 8 (alternating windows
+ * and their settles), so at 5,400 requests a second (the same-work route on a fast machine) that is 6,100 agents.
+ * With 5,000 (the task agents it shared) the route answered 2.5% of its callbacks 404, over its limit, and the
+ * figure was void. 9,000 leaves half again as much, and keeps every agent the bench seeds (18,609) within the
+ * service's agent cache (20,000 entries, agent-directory.ts), so no figure meets a cache cleared in its middle.
+ */
+export const SEED = { task: 5_000, progress: 9_000, wake: 4_000, workflow: 600, download: 8 };
 
 async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });

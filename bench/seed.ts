@@ -10,6 +10,7 @@ import { DOWNLOAD_PATH, ECHO_PATH, TASK, type AgentKeys, type FakeUrls, type See
 
 export interface SeedCounts {
   task: number;
+  progress: number;
   wake: number;
   workflow: number;
   download: number;
@@ -70,6 +71,7 @@ export async function seedAgents(db: Db, box: SecretBox, fakes: FakeUrls, counts
   const task = { runtimeId: taskRt, target: TASK, outputKind: 'json' as const };
   return {
     task: await insertAgents(db, box, orgId, task, counts.task),
+    progress: await insertAgents(db, box, orgId, task, counts.progress),
     wake: await insertAgents(db, box, orgId, task, counts.wake),
     workflow: await insertAgents(db, box, orgId, { runtimeId: flowRt, target: ECHO_PATH, outputKind: 'json' }, counts.workflow),
     download: await insertAgents(db, box, orgId, { runtimeId: flowRt, target: DOWNLOAD_PATH, outputKind: 'file_download' }, counts.download),

@@ -97,8 +97,10 @@ export interface AgentKeys {
 }
 
 export interface Seeded {
-  /** Trigger.dev agents: /trigger, /callback, held waits. */
+  /** Trigger.dev agents: /trigger, held waits. */
   task: AgentKeys[];
+  /** Trigger.dev agents whose runs report progress: /callback (SEED.progress in harness.ts says how many and why). */
+  progress: AgentKeys[];
   /** Trigger.dev agents reserved for the callback-to-wake runs. */
   wake: AgentKeys[];
   /** n8n agents answering at once (trigger-and-wait latency). */

@@ -64,9 +64,9 @@ export async function triggerThroughput(h: Harness, r: Report): Promise<void> {
 export async function callbackThroughput(h: Harness, r: Report): Promise<void> {
   const name = '/callback throughput (output updates)';
   if (!(await routeAvailable(h.primary.service, 'POST', '/api/runs/1/callback'))) return r.skipped(name, '/callback not available', HOT_PATH_TARGET);
-  // One running run per agent, intermediate `output` updates round-robin: no agent nears its 20/min.
-  const runs = await h.call<Array<{ runId: number; agentId: number }>>(h.primary.host, 'seedRunningRuns', h.seeded.task.map((a) => a.id));
-  const keyOf = new Map(h.seeded.task.map((a) => [a.id, a.agentKey]));
+  // One running run per agent, intermediate `output` updates round-robin: no agent nears its 20/min (SEED.progress).
+  const runs = await h.call<Array<{ runId: number; agentId: number }>>(h.primary.host, 'seedRunningRuns', h.seeded.progress.map((a) => a.id));
+  const keyOf = new Map(h.seeded.progress.map((a) => [a.id, a.agentKey]));
   const body = JSON.stringify({ type: 'output', output: { step: 1, note: 'intermediate' }, outputs: 1 });
   const svc: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/api/runs/${x.runId}/callback`, headers: json(keyOf.get(x.agentId)!), body }));
   const base: ReqSpec[] = runs.map((x) => ({ method: 'POST', path: `/callback/${x.runId}`, headers: json(keyOf.get(x.agentId)!), body }));
