@@ -33,8 +33,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `wake`: 1,000 held waits in each of the callback-to-wake figure's four rounds, fresh agents each (sync-wait.ts). */
 /**
+ * `wake`: 1,000 held waits in each of the callback-to-wake figure's four rounds, fresh agents each (sync-wait.ts).
+ *
  * `progress`: /callback's own agents. Each may report 20 times a minute (spec 8.1) and each side keeps its own count,
  * so they must outnumber a side's requests per minute / 20: a side loads about 3 s of every 8 (alternating windows
  * and their settles), so at 5,400 requests a second (the same-work route on a fast machine) that is 6,100 agents.

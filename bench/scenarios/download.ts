@@ -15,7 +15,7 @@ const WARMUP_BYTES = 64 * 1024 * 1024;
  * service/dispatch ratio read 80.6% to 115.4% over three full runs on one machine (2026-11-28), wider than the
  * figure's 10% margin, and the figure (their total) read 85.9% to 102.6%; 6 halve the variance for about 25 s more.
  */
-const ROUNDS = 6;
+export const DOWNLOAD_ROUNDS = 6;
 
 interface Downloaded {
   status: number;
@@ -76,7 +76,7 @@ export async function downloadThroughput(h: Harness, r: Report): Promise<void> {
     cpuMs[side] += p.profile.cpuMs;
     return p.result;
   };
-  for (let i = 0; i < ROUNDS; i++) {
+  for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
     add(totals.direct, await get(h.fakeUrls.n8n, direct, 'direct'));
     // The service and its baseline back to back, in alternating order.
     const order: Array<'service' | 'dispatch'> = i % 2 === 0 ? ['service', 'dispatch'] : ['dispatch', 'service'];
@@ -104,7 +104,7 @@ export async function downloadThroughput(h: Harness, r: Report): Promise<void> {
   const mbps = (t: { bytes: number; ms: number }) => t.bytes / 1024 / 1024 / (t.ms / 1000);
   const svc = mbps(totals.service);
   const dsp = mbps(totals.dispatch);
-  const complete = totals.service.bytes === ROUNDS * GiB && totals.dispatch.bytes === ROUNDS * GiB;
+  const complete = totals.service.bytes === DOWNLOAD_ROUNDS * GiB && totals.dispatch.bytes === DOWNLOAD_ROUNDS * GiB;
   r.add({
     name,
     service: `${svc.toFixed(0)} MiB/s`,
@@ -135,7 +135,7 @@ export async function downloadThroughput(h: Harness, r: Report): Promise<void> {
   r.note(`trigger-and-download machine CPU busy while streaming — direct: ${busy('direct')}; service: ${busy('service')}; undici dispatch: ${busy('dispatch')}; bare Fastify proxy: ${busy('proxy')}`);
   const growth = peak - before.rss;
   r.add({ name: 'trigger-and-download RSS growth after warm-up', service: mib(growth), baseline: `RSS before ${mib(before.rss, 0)}`, target: '≤ 64 MiB', verdict: growth <= 64 * 1024 * 1024 ? 'PASS' : 'MISS' });
-  r.note(`trigger-and-download: ${ROUNDS} rounds of 1 GiB for each of direct, service, undici dispatch proxy and bare Fastify proxy, after a 64 MiB warm-up; service answers: ${statuses.join('; ')}${complete ? '' : ' (INCOMPLETE bytes: MISS)'}; RSS sampled every 10 ms in the service host`);
+  r.note(`trigger-and-download: ${DOWNLOAD_ROUNDS} rounds of 1 GiB for each of direct, service, undici dispatch proxy and bare Fastify proxy, after a 64 MiB warm-up; service answers: ${statuses.join('; ')}${complete ? '' : ' (INCOMPLETE bytes: MISS)'}; RSS sampled every 10 ms in the service host`);
 }
 
 /** Busy CPU time of the whole machine so far, in core-milliseconds (all cores, every process, the kernel). */
