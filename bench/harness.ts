@@ -8,6 +8,7 @@ import pg from 'pg';
 import { startChild, type ChildHandle } from './ipc.ts';
 import type { HostInit } from './service-host.ts';
 import type { FakeUrls, HostProfile, MemorySample, Seeded, WakeItem } from './types.ts';
+import { AGENT_CACHE_ENTRIES } from '../src/agents/agent-directory.ts';
 
 export interface Instance {
   host: ChildHandle;
@@ -40,10 +41,12 @@ export interface Harness {
  * so they must outnumber a side's requests per minute / 20: a side loads about 3 s of every 8 (alternating windows
  * and their settles), so at 5,400 requests a second (the same-work route on a fast machine) that is 6,100 agents.
  * With 5,000 (the task agents it shared) the route answered 2.5% of its callbacks 404, over its limit, and the
- * figure was void. 9,000 leaves half again as much, and keeps every agent the bench seeds (18,609) within the
- * service's agent cache (20,000 entries, agent-directory.ts), so no figure meets a cache cleared in its middle.
+ * figure was void. 9,000 leaves half again as much, and keeps every agent the bench seeds within the service's
+ * agent cache, so no figure meets a cache emptied in its middle (startHarness checks it).
  */
 export const SEED = { task: 5_000, progress: 9_000, wake: 4_000, workflow: 600, download: 8 };
+/** Every agent the bench seeds: SEED's and the one hammered past its limit (seed.ts). */
+const SEEDED_AGENTS = Object.values(SEED).reduce((a, b) => a + b, 0) + 1;
 
 async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -56,6 +59,8 @@ async function adminQuery(url: string, sql: string): Promise<void> {
 }
 
 export async function startHarness(opts: { databaseUrl: string | null; pgliteOnDisk: boolean; logLevel: string }): Promise<Harness> {
+  // Past it the service's agent cache empties itself mid-run, and a figure would measure its refilling.
+  if (SEEDED_AGENTS > AGENT_CACHE_ENTRIES) throw new Error(`the bench seeds ${SEEDED_AGENTS} agents, more than the service's agent cache holds (${AGENT_CACHE_ENTRIES})`);
   const children: ChildHandle[] = [];
   const cleanups: Array<() => Promise<void>> = [];
   const call = <T>(h: ChildHandle, method: string, args?: unknown) => h.rpc.call<T>(method, args);

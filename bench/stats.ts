@@ -55,7 +55,10 @@ export function addCounts(into: Record<string, number>, from: Record<string, num
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
 }
 
-/** The nearest-rank percentile `q` (0–1) of values sorted ascending: the smallest value with at least q of them at or below it; NaN of none. */
+/**
+ * The nearest-rank percentile `q` (0–1) of values sorted ascending: the smallest value with at least q of them at or
+ * below it; NaN of none.
+ */
 export function nearestRank(sorted: ArrayLike<number>, q: number): number {
   const n = sorted.length;
   return n === 0 ? NaN : sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!;

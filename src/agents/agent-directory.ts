@@ -19,7 +19,8 @@ import { digest, type SecretBox } from '../lib/secrets.ts';
 
 const TTL_MS = 10 * 60_000;
 const RUNTIME_PREFIX = 'runtime:';
-const MAX_ENTRIES = 20_000;
+/** Entries per map before the map is emptied (a bound on memory; the bench keeps its agents within it). */
+export const AGENT_CACHE_ENTRIES = 20_000;
 
 interface Entry {
   agent: AgentRow | null;
@@ -89,7 +90,7 @@ export class AgentDirectory {
     const epoch = this.epoch;
     const ids = await activeConnectionIds(this.db, agentId);
     if (epoch !== this.epoch) return ids;
-    if (this.connectionsByAgent.size >= MAX_ENTRIES) this.connectionsByAgent.clear();
+    if (this.connectionsByAgent.size >= AGENT_CACHE_ENTRIES) this.connectionsByAgent.clear();
     this.connectionsByAgent.set(agentId, { ids, expires: Date.now() + TTL_MS });
     return ids;
   }
@@ -138,8 +139,8 @@ export class AgentDirectory {
   }
 
   private remember(id: number, agent: AgentRow | null): void {
-    if (this.byId.size >= MAX_ENTRIES) this.byId.clear();
-    if (this.idByAgentKey.size >= MAX_ENTRIES) this.idByAgentKey.clear();
+    if (this.byId.size >= AGENT_CACHE_ENTRIES) this.byId.clear();
+    if (this.idByAgentKey.size >= AGENT_CACHE_ENTRIES) this.idByAgentKey.clear();
     const expires = Date.now() + TTL_MS;
     this.byId.set(id, { agent, expires });
     // The row carries its agent key's digest: an agent loaded for any reason (its run's trigger, say) is then
