@@ -19,6 +19,8 @@ export interface Config {
   /** SIGTERM: how long held runtime calls may still answer before they are left to recovery. */
   shutdownGraceMs: number;
   outboundAllowHosts: string[];
+  /** A zone app's answer is passed on up to this many bytes (issue 35): announced larger → 502, streamed past → cut. */
+  zoneMaxResponseBytes: number;
   maxJsonBodyBytes: number;
   /** Bearer token /metrics requires; null: /metrics is open (decisions.md "Metrics"). */
   metricsToken: string | null;
@@ -124,6 +126,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runLeaseMs: int('ARS_RUN_LEASE_MS', 30_000, 1_000, 3_600_000),
     shutdownGraceMs: int('ARS_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     outboundAllowHosts: (env.ARS_OUTBOUND_ALLOW_HOSTS || '').split(',').map((s) => s.trim()).filter(Boolean),
+    zoneMaxResponseBytes: int('ARS_ZONE_MAX_RESPONSE_BYTES', 64 * 1024 * 1024, 1024, 2 ** 40),
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     metricsToken,
     retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),

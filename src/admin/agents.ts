@@ -19,7 +19,7 @@ import { findRuntime } from '../runtimes/runtimes-repo.ts';
 import { newAgentSecrets, rotatedSecret } from '../agents/agent-secrets.ts';
 import { reserveId } from '../storage/sealed-columns.ts';
 import { isoOrNull } from '../runs/run-view.ts';
-import { checkHttpUrl, fieldsSet } from './validate.ts';
+import { checkFetchableUrl, fieldsSet } from './validate.ts';
 
 export interface AgentView extends AgentSettableColumns {
   id: number;
@@ -87,6 +87,7 @@ export async function createAgent(ctx: AppContext, body: CreateAgentBody, actorU
   if (!(await findOrg(ctx.db, orgId))) throw errors.notFound('organization');
   const { org_id: _orgId, ...given } = withoutUndefined(body);
   const settings: AgentSettableColumns = { ...DEFAULTS, default_input: {}, ...given, name: body.name, managed_by: body.managed_by };
+  if (settings.zone_app_url !== null) await checkFetchableUrl(ctx.outbound, 'zone_app_url', settings.zone_app_url);
   await checkSettings(ctx.db, orgId, settings);
   const now = ctx.clock.now();
   const { row, secrets } = await ctx.db.transaction(async (tx) => {
@@ -122,6 +123,7 @@ export async function updateAgent(
   const patch: Partial<AgentSettableColumns> = withoutUndefined(body);
   delete (patch as { org_id?: unknown }).org_id;
   if (Object.keys(patch).length === 0) return getAgent(ctx, id); // nothing to change, nothing to audit
+  if (typeof patch.zone_app_url === 'string') await checkFetchableUrl(ctx.outbound, 'zone_app_url', patch.zone_app_url);
   const now = ctx.clock.now();
   const result = await ctx.db.transaction(async (tx) => {
     const current = await lockAgent(tx, id);
@@ -155,7 +157,6 @@ async function checkSettings(q: Queryable, orgId: string, s: AgentSettableColumn
     if (s.runtime_id === null) throw errors.invalid('body.runtime_id', 'is required for a platform agent');
     if (s.target === null) throw errors.invalid('body.target', 'is required for a platform agent');
   }
-  if (s.zone_app_url !== null) checkHttpUrl('zone_app_url', s.zone_app_url);
 }
 
 function auditEntries(before: AgentRow, after: AgentRow, fields: string[], webhookTokenCreated: boolean, actorUserId: string | null): AuditEntry[] {

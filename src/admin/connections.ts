@@ -22,7 +22,7 @@ import {
   type ConnectionType,
 } from '../agents/connections-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
-import { checkHttpUrl, fieldsSet, isUniqueViolation } from './validate.ts';
+import { checkFetchableUrl, checkHttpUrl, fieldsSet, isUniqueViolation } from './validate.ts';
 import { isUuid } from '../lib/uuid.ts';
 import { parseExpiresAt } from './expires-at.ts';
 
@@ -102,6 +102,7 @@ export async function createConnection(
   actorUserId: string | null,
 ): Promise<{ id: string; integration_id: string; type: ConnectionType; active: boolean }> {
   checkTypeFields(body.type, body, true);
+  if (typeof body.token_url === 'string') await checkFetchableUrl(ctx.outbound, 'token_url', body.token_url);
   const secret = secretFieldsOf(body.type, body, {});
   const tokenExpiresAt = body.expires_at === undefined || body.expires_at === null ? null : parseExpiresAt(body.expires_at);
   if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
@@ -150,6 +151,7 @@ export async function updateConnectionSettings(ctx: AppContext, id: string, body
   if (body.integration_id !== undefined) throw errors.invalid('body.integration_id', 'cannot be changed');
   if (body.type !== undefined) throw errors.invalid('body.type', 'cannot be changed');
   if (!isUuid(id)) throw errors.notFound('connection');
+  if (typeof body.token_url === 'string') await checkFetchableUrl(ctx.outbound, 'token_url', body.token_url);
   const now = ctx.clock.now();
   try {
     const row = await ctx.db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
 // Checks the admin schemas cannot express, and the small helpers the admin services share.
 import { errors } from '../errors.ts';
+import type { OutboundClient } from '../lib/safe-http.ts';
 
 /**
  * admin-api.md: base_url, zone_app_url, token_url and webhook action urls are absolute http(s) URLs. Credentials
@@ -16,6 +17,18 @@ export function checkHttpUrl(field: string, value: string): string {
     throw errors.invalid(`body.${field}`, 'must be an absolute http(s) URL');
   }
   if (url.username !== '' || url.password !== '') throw errors.invalid(`body.${field}`, 'must not contain credentials');
+  return value;
+}
+
+/**
+ * A URL a tenant stores and the service fetches (zone_app_url, webhook action url, OAuth token_url; issue 35): its
+ * shape, then the SSRF guard's write-time check (a clear 400). The guard checks again at every fetch (DNS rebinding).
+ * Call it before a transaction opens: it may wait for DNS.
+ */
+export async function checkFetchableUrl(outbound: Pick<OutboundClient, 'refusalOf'>, field: string, value: string): Promise<string> {
+  checkHttpUrl(field, value);
+  const refusal = await outbound.refusalOf(value);
+  if (refusal !== null) throw errors.invalid(`body.${field}`, refusal);
   return value;
 }
 

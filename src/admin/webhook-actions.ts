@@ -14,7 +14,7 @@ import {
   type WebhookOnState,
 } from '../events/webhook-actions-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
-import { checkHttpUrl } from './validate.ts';
+import { checkFetchableUrl } from './validate.ts';
 import { isUuid } from '../lib/uuid.ts';
 import { sealedAt } from '../storage/sealed-columns.ts';
 
@@ -39,8 +39,8 @@ export function webhookActionView(row: WebhookActionRow): WebhookActionView {
 }
 
 /**
- * The URL is checked for shape only; whether it may be reached (SSRF guard) is decided at delivery time against
- * the resolved address, because DNS can change after this call.
+ * The URL is checked by the SSRF guard now (a clear 400) and again at every delivery against the resolved address,
+ * because DNS can change after this call.
  */
 export async function createWebhookAction(
   ctx: AppContext,
@@ -48,7 +48,7 @@ export async function createWebhookAction(
   body: { on_state: WebhookOnState; url: string },
   actorUserId: string | null,
 ): Promise<{ id: string; on_state: WebhookOnState; url: string; signing_secret: string }> {
-  checkHttpUrl('url', body.url);
+  await checkFetchableUrl(ctx.outbound, 'url', body.url);
   if (!(await findAgent(ctx.db, agentId))) throw errors.notFound('agent');
   const signingSecret = generateSigningSecret();
   const now = ctx.clock.now();

@@ -1,14 +1,20 @@
 // Secrets never reach a log line (decisions.md "Errors and logs"). Credentials travel in headers, which request
-// logs leave out, and the webhook token travels in the path (spec 4.6), which is masked here. Database errors
-// are logged without the row they were about (serializeError).
+// logs leave out; the few that travel in a path are masked here, by one list. Database errors are logged without
+// the row they were about (serializeError).
 import type { FastifyRequest } from 'fastify';
 
-const WEBHOOK_TOKEN_IN_PATH = /(\/runs\/webhook(?:-and-wait)?\/)[^/?#]+/;
+/** Path segments that are credentials: `$1` is what stays, the segment after it is masked. */
+const SECRETS_IN_PATH: readonly RegExp[] = [
+  /(\/runs\/webhook(?:-and-wait)?\/)[^/?#]+/, // the webhook token (spec 4.6)
+  /(\/zones\/[^/?#]+\/framed\/)[^/?#]+/, // a console frame's pass: it signs its holder in to that zone app (issue 35)
+];
 
 export function redactUrl(url: string): string {
-  if (!WEBHOOK_TOKEN_IN_PATH.test(url)) return url;
-  // Third-party senders often carry their own secrets in a webhook's query string too: it is masked whole.
-  return url.replace(WEBHOOK_TOKEN_IN_PATH, '$1[REDACTED]').replace(/\?.*$/s, '?[REDACTED]');
+  const secrets = SECRETS_IN_PATH.filter((pattern) => pattern.test(url));
+  if (secrets.length === 0) return url;
+  // Whoever calls such a URL may carry their own secrets in its query string too (third-party webhook senders, a
+  // zone app's own links): it is masked whole.
+  return secrets.reduce((masked, pattern) => masked.replace(pattern, '$1[REDACTED]'), url).replace(/\?.*$/s, '?[REDACTED]');
 }
 
 /** What of a PostgreSQL error (pg or PGlite) is logged: where it happened, never what the row held. */

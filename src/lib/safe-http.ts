@@ -3,7 +3,8 @@
 // the SSRF guard (outbound-guard.ts); redirects are never followed; one timer bounds DNS, connect, headers and body;
 // the bytes read from an answer are bounded. One client per service instance (ctx.outbound), closed with it.
 import { Agent, fetch as undiciFetch } from 'undici';
-import { guardedConnector, isHostListed, parseAllowList, systemResolve, type Resolver } from './outbound-guard.ts';
+import net from 'node:net';
+import { guardedConnector, isAddressAllowed, isHostListed, parseAllowList, systemResolve, type AllowList, type Resolver } from './outbound-guard.ts';
 
 export type OutboundFailureReason =
   | 'invalid_url'
@@ -27,6 +28,12 @@ export interface OutboundClient {
   fetch(url: string, init?: OutboundFetchInit): Promise<Response>;
   /** The URL host itself (a name, or an IP literal in a listed range) is on ARS_OUTBOUND_ALLOW_HOSTS. */
   isAllowListed(host: string): boolean;
+  /**
+   * The write-time half of the guard, for a URL a tenant stores (zone_app_url, webhook action url, token_url): why
+   * the guard would refuse it now — not http(s), credentials in it, an IP literal or a name resolving to an address
+   * the guard refuses — or null. A name that does not resolve (yet) passes: the fetch-time check still holds.
+   */
+  refusalOf(url: string): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -127,8 +134,32 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     post,
     fetch: guardedFetch,
     isAllowListed: (host) => isHostListed(host, allow),
+    refusalOf: (url) => refusalOf(url, allow, resolve),
     close: () => agent.close(),
   };
+}
+
+/** How long a write waits for DNS before it lets the fetch-time check decide. */
+const WRITE_TIME_DNS_MS = 2_000;
+const NOT_PUBLIC = 'must not reach a loopback, private, link-local or other non-public address (ARS_OUTBOUND_ALLOW_HOSTS lists exceptions)';
+
+async function refusalOf(url: string, allow: AllowList, resolve: Resolver): Promise<string | null> {
+  const target = parseTarget(url);
+  if (typeof target === 'string') return target;
+  const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isHostListed(host, allow)) return null;
+  if (net.isIP(host) !== 0) return isAddressAllowed(host, allow) ? null : NOT_PUBLIC;
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<null>((done) => (timer = setTimeout(() => done(null), WRITE_TIME_DNS_MS)));
+  try {
+    const addresses = await Promise.race([resolve(host, 0), gaveUp]);
+    // Any refused address refuses the URL: the fetch would skip it, but a tenant pointing at one means no good.
+    return addresses !== null && addresses.some((a) => !isAddressAllowed(a.address, allow)) ? NOT_PUBLIC : null;
+  } catch {
+    return null; // not resolvable now: the connector checks whatever it resolves to when it is fetched
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -3,6 +3,7 @@
 // objects or with defineProperty, so "__proto__" and "constructor" stay ordinary keys and still serialize.
 import type { IncomingHttpHeaders } from 'node:http';
 import { nestsTooDeep, stripNul } from '../lib/storable-json.ts';
+import { SESSION_COOKIE } from '../orgs/user-auth.ts';
 
 export type WebhookHeaders = Record<string, string | string[]>;
 
@@ -37,7 +38,7 @@ export function buildWebhookObject(input: BuildWebhookInput): WebhookObject {
   return {
     method: input.method,
     query: parseQuery(input.rawUrl),
-    headers: normalizeHeaders(input.headers),
+    headers: withoutPlatformCookies(normalizeHeaders(input.headers)),
     body: text === null ? null : parseBody(text),
     rawBody: text ?? input.rawBody.toString('base64'),
     rawBodyEncoding: text === null ? 'base64' : 'utf8',
@@ -80,6 +81,25 @@ function parseQuery(rawUrl: string): Record<string, string> {
   const query: Record<string, string> = Object.create(null);
   for (const [key, values] of grouped) query[key] = values.join(',');
   return query;
+}
+
+/**
+ * Cookies the service itself sets on its origin. A browser attaches them to any same-origin POST to a webhook URL
+ * (the platform's own /docs page is one), so they are taken out of the task's copy (issue 35): a runtime must never
+ * hold a user's session. Every other cookie passes verbatim (spec 4.6); the stored copy masks the whole header.
+ */
+const PLATFORM_COOKIES = new Set([SESSION_COOKIE]);
+
+function withoutPlatformCookies(headers: WebhookHeaders): WebhookHeaders {
+  const cookie = headers.cookie;
+  if (typeof cookie !== 'string') return headers;
+  const pairs = cookie.split(';');
+  const kept = pairs.filter((pair) => !PLATFORM_COOKIES.has(pair.split('=', 1)[0]!.trim()));
+  if (kept.length === pairs.length) return headers;
+  const rest = kept.join(';').trim();
+  if (rest === '') delete headers.cookie;
+  else headers.cookie = rest;
+  return headers;
 }
 
 // Node discards repeats of these rather than joining them (http.IncomingMessage.headers).

@@ -1,5 +1,6 @@
 // spec 4.7: turns a finished run's agent output into the webhook-and-wait 200 response. The agent (and, through
 // it, whoever called the webhook) controls this response, so everything reaching the wire is filtered here.
+import { HOP_BY_HOP, isOriginWideHeader } from '../lib/origin-headers.ts';
 
 export interface ShapedWebhookResponse {
   status: number;
@@ -17,11 +18,14 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 // spec 4.7 names content-length, set-cookie and hop-by-hop headers (RFC 9110 7.6.1). content-encoding is also
-// dropped: the body we send is never encoded, so passing it on would make clients fail to decode the body.
-const DROPPED = new Set([
-  'content-length', 'set-cookie', 'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization',
-  'proxy-connection', 'te', 'trailer', 'trailers', 'transfer-encoding', 'upgrade', 'content-encoding',
-]);
+// dropped: the body we send is never encoded, so passing it on would make clients fail to decode the body. And
+// the answer is served on the platform's origin, so whatever a zone app may not send is dropped too (issue 35:
+// lib/origin-headers.ts, the zone proxy's list).
+const FRAMING = new Set(['content-length', 'content-encoding']);
+
+function isDropped(name: string): boolean {
+  return FRAMING.has(name) || HOP_BY_HOP.has(name) || isOriginWideHeader(name);
+}
 
 // The response is served from the service's own origin, where the zone apps and the session cookie live: an agent
 // echoing caller input as HTML must not be able to run script there. nosniff always wins, and the sandbox CSP is
@@ -79,7 +83,7 @@ function filterHeaders(value: unknown): { headers: Record<string, string>; conte
   const listed = new Set(connection.split(',').map((token) => token.trim().toLowerCase()));
 
   for (const [name, headerValue] of valid) {
-    if (DROPPED.has(name) || listed.has(name) || SAFETY_NAMES.has(name)) continue;
+    if (isDropped(name) || listed.has(name) || SAFETY_NAMES.has(name)) continue;
     if (name === 'content-type') contentType = headerValue;
     // defineProperty keeps a "__proto__" header an ordinary entry rather than a prototype change.
     else Object.defineProperty(headers, name, { value: headerValue, enumerable: true, writable: true, configurable: true });

@@ -1,8 +1,11 @@
 // The zone proxy's upstream HTTP client (zones.md): where a proxied request lands on the agent's zone app, and one
 // bounded exchange with it. Bodies stream in both directions; nothing is buffered here.
-// Not the SSRF-guarded client (lib/safe-http.ts): zone_app_url is admin-configured; its SSRF policy is another issue.
-import type { Readable } from 'node:stream';
+// zone_app_url is set by a tenant's admin (issue 35), so every connection goes through the same SSRF guard as the
+// outbound client (lib/outbound-guard.ts: checked on the addresses the socket uses, so DNS rebinding cannot reach an
+// internal address), with the same allow-list, ARS_OUTBOUND_ALLOW_HOSTS; an answer is cut past maxResponseBytes.
+import { Transform, type Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
+import { guardedConnector, parseAllowList, systemResolve, type Resolver } from '../lib/outbound-guard.ts';
 
 export interface ZoneRequest {
   method: string;
@@ -13,8 +16,15 @@ export interface ZoneRequest {
 }
 
 export type ZoneExchange =
-  | { ok: true; response: Dispatcher.ResponseData }
-  | { ok: false; reason: 'timeout' | 'unreachable'; code: string | undefined };
+  | { ok: true; response: ZoneAnswer }
+  | { ok: false; reason: 'timeout' | 'unreachable' | 'blocked' | 'too_large'; code: string | undefined };
+
+/** The zone app's status and headers, and its body as it streams (cut past the cap). */
+export interface ZoneAnswer {
+  statusCode: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body: Readable;
+}
 
 export interface ZoneProxyClient {
   send(target: URL, request: ZoneRequest): Promise<ZoneExchange>;
@@ -22,12 +32,24 @@ export interface ZoneProxyClient {
   close(): Promise<void>;
 }
 
+export interface ZoneProxyClientOptions {
+  /** ARS_OUTBOUND_ALLOW_HOSTS: the hosts, IPs and CIDRs a zone app may live on although they are not public. */
+  allowHosts: string[];
+  /** ARS_ZONE_MAX_RESPONSE_BYTES: an answer announcing more is refused (502), one streaming past it is cut. */
+  maxResponseBytes: number;
+  /** DNS, replaceable in tests. */
+  resolve?: Resolver;
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Bounded upstream timeouts: 10 s to connect, 30 s for the zone app to start answering, 60 s of silence within a
  * body (either direction) before the exchange is cut.
  */
-export function createZoneProxyClient(): ZoneProxyClient {
-  const dispatcher = new Agent({ connect: { timeout: 10_000 }, headersTimeout: 30_000, bodyTimeout: 60_000 });
+export function createZoneProxyClient(opts: ZoneProxyClientOptions): ZoneProxyClient {
+  const connect = guardedConnector(parseAllowList(opts.allowHosts), opts.resolve ?? systemResolve, CONNECT_TIMEOUT_MS);
+  const dispatcher = new Agent({ connect, headersTimeout: 30_000, bodyTimeout: 60_000 });
   return {
     async send(target, request) {
       try {
@@ -39,16 +61,36 @@ export function createZoneProxyClient(): ZoneProxyClient {
           body: request.body,
           signal: request.signal,
         });
-        return { ok: true, response };
+        if (Number(response.headers['content-length'] ?? 0) > opts.maxResponseBytes) {
+          response.body.destroy();
+          return { ok: false, reason: 'too_large', code: undefined };
+        }
+        return { ok: true, response: { statusCode: response.statusCode, headers: response.headers, body: capped(response.body, opts.maxResponseBytes) } };
       } catch (err) {
         const raw = (err as { code?: unknown }).code;
         const code = typeof raw === 'string' ? raw : undefined;
+        if (code === 'ARS_OUTBOUND_BLOCKED') return { ok: false, reason: 'blocked', code };
         const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
         return { ok: false, reason: timedOut ? 'timeout' : 'unreachable', code };
       }
     },
     close: () => dispatcher.destroy(),
   };
+}
+
+/** The answer's body, passed on as it arrives until it exceeds maxBytes; then the stream fails (the reply is cut). */
+function capped(body: Readable, maxBytes: number): Readable {
+  let seen = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > maxBytes) done(Object.assign(new Error(`the zone app's answer is larger than ${maxBytes} bytes`), { code: 'ARS_ZONE_TOO_LARGE' }));
+      else done(null, chunk);
+    },
+  });
+  body.on('error', (err) => limit.destroy(err));
+  limit.on('close', () => body.destroy());
+  return body.pipe(limit);
 }
 
 /**

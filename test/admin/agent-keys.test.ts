@@ -47,7 +47,7 @@ describe('POST /agents/{id}/keys/{kind}/rotate', () => {
     const row = (await t.ctx.agents.get(agent.id))!;
     expect(secretMatches(agent.webhook_token, row.webhook_token_digest)).toBe(false);
     expect(secretMatches(value, row.webhook_token_digest)).toBe(true);
-    expect(await ok(t, 200, 'GET', `/agents/${agent.id}/webhook-token`)).toEqual({ webhook_token: value });
+    expect(await ok(t, 200, 'POST', `/agents/${agent.id}/webhook-token`)).toEqual({ webhook_token: value });
   });
 
   it('spec part 5: rotating the zone secret replaces the signing secret', async () => {
@@ -80,10 +80,10 @@ describe('POST /agents/{id}/keys/{kind}/rotate', () => {
   });
 });
 
-describe('GET /agents/{id}/webhook-token', () => {
+describe('POST /agents/{id}/webhook-token', () => {
   it('admin-api.md: reveals the token and audits the reveal', async () => {
     const agent = await newAgent(t, { allow_webhook_triggers: true });
-    const res = await call(t, 'GET', `/agents/${agent.id}/webhook-token`);
+    const res = await call(t, 'POST', `/agents/${agent.id}/webhook-token`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ webhook_token: agent.webhook_token });
     expect(res.headers['cache-control']).toBe('no-store');
@@ -94,10 +94,10 @@ describe('GET /agents/{id}/webhook-token', () => {
 
   it('admin-api.md: an agent without a webhook token is 404 (enabling webhook triggers creates one); unknown agent 404', async () => {
     const agent = await newAgent(t);
-    const res = await call(t, 'GET', `/agents/${agent.id}/webhook-token`);
+    const res = await call(t, 'POST', `/agents/${agent.id}/webhook-token`);
     expect(res.statusCode).toBe(404);
     expect(res.json().error).toContain('allow_webhook_triggers');
-    expect((await call(t, 'GET', '/agents/999999/webhook-token')).statusCode).toBe(404);
+    expect((await call(t, 'POST', '/agents/999999/webhook-token')).statusCode).toBe(404);
     expect((await auditActions(t, agent.id)).some((e) => e.action === 'agent.webhook_token_revealed')).toBe(false);
   });
 });

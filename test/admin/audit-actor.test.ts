@@ -62,7 +62,7 @@ describe('an org admin signed in with a personal token', () => {
     const byAgent = (e: Json) => e.agent_id === agent.id;
     await as('orgAdmin', 200, 'PATCH', `/agents/${agent.id}`, { allow_webhook_triggers: true, status: 'paused' });
     await as('orgAdmin', 200, 'POST', `/agents/${agent.id}/keys/ingest/rotate`);
-    expect((await as('orgAdmin', 200, 'GET', `/agents/${agent.id}/webhook-token`)).webhook_token).toEqual(expect.any(String));
+    expect((await as('orgAdmin', 200, 'POST', `/agents/${agent.id}/webhook-token`)).webhook_token).toEqual(expect.any(String));
     for (const action of [
       'agent.created',
       'agent.updated',

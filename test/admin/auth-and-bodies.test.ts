@@ -28,7 +28,7 @@ const ROUTES: Array<[Method, string]> = [
   ['GET', '/agents/1'],
   ['PATCH', '/agents/1'],
   ['POST', '/agents/1/keys/ingest/rotate'],
-  ['GET', '/agents/1/webhook-token'],
+  ['POST', '/agents/1/webhook-token'],
   ['POST', '/agents/1/connections'],
   ['GET', '/agents/1/connections'],
   ['GET', `/connections/${UUID}`],

@@ -38,7 +38,7 @@ describe('sealed secrets moved to another row', () => {
 
   it("admin-api.md: a webhook token copied from another agent's row is not revealed as this agent's", async () => {
     await t.db.query('UPDATE agents SET webhook_token_enc = (SELECT webhook_token_enc FROM agents WHERE id = $1) WHERE id = $2', [victim.agent.id, attacker.agent.id]);
-    const res = await t.app.inject({ method: 'GET', url: `/api/admin/agents/${attacker.agent.id}/webhook-token`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const res = await t.app.inject({ method: 'POST', url: `/api/admin/agents/${attacker.agent.id}/webhook-token`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(res.statusCode).toBe(500);
     expect(res.body).not.toContain(victim.webhookToken!);
     expect(t.logs.join('\n')).not.toContain(victim.webhookToken!);

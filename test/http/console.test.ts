@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
-import { CONSOLE_CSP } from '../../src/routes/console.ts';
+import { consoleCsp } from '../../src/routes/console.ts';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/console-dist');
 const PAGES = ['/', '/sign-in', '/runs', '/runs/42', '/review', '/agents', '/agents/7', '/dashboard', '/audit', '/admin', '/admin/orgs', '/zone-apps/7'];
@@ -26,11 +26,29 @@ describe('issue 14: the console', () => {
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.body).toContain('/assets/app-fixture1.js');
     expect(res.headers['cache-control']).toBe('no-cache');
-    expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
-    expect(CONSOLE_CSP).toContain("script-src 'self'");
-    expect(CONSOLE_CSP).toContain("frame-ancestors 'none'");
+    // Issue 35: the build's own tags carry this answer's nonce, and only a nonce admits a script (not 'self').
+    const nonce = /<script nonce="([A-Za-z0-9+/=]+)" type="module"/.exec(res.body)?.[1];
+    expect(nonce, res.body).toBeDefined();
+    expect(res.headers['content-security-policy']).toBe(consoleCsp(nonce!));
+    expect(res.headers['content-security-policy']).toContain(`script-src 'nonce-${nonce}';`);
+    expect(res.headers['content-security-policy']).not.toMatch(/script-src[^;]*'self'/);
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['referrer-policy']).toBe('same-origin');
+  });
+
+  it('issue 35: every page answer has a fresh nonce, on every script and link tag of the build and nowhere else', async () => {
+    const nonces = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const res = await built.app.inject({ method: 'GET', url: '/runs' });
+      const tags = [...res.body.matchAll(/<(script|link)\b[^>]*>/g)].map((m) => m[0]);
+      expect(tags.length).toBeGreaterThan(0);
+      const own = tags.map((tag) => /nonce="([^"]+)"/.exec(tag)?.[1]);
+      expect(new Set(own).size, tags.join('\n')).toBe(1);
+      nonces.add(own[0]!);
+      expect(res.body.split('nonce="').length - 1).toBe(tags.length);
+    }
+    expect(nonces.size).toBe(3);
   });
 
   it('hashed assets are immutable for a year; an unknown asset or a path out of the build is not served', async () => {
@@ -58,7 +76,8 @@ describe('issue 14: the console', () => {
       expect(res.statusCode, url).toBe(503);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.body).toContain('npm run console:build');
-      expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
+      expect(res.headers['content-security-policy']).toBe(consoleCsp(null));
+      expect(res.headers['content-security-policy']).toContain("script-src 'none'");
     }
   });
 

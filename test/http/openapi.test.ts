@@ -126,7 +126,11 @@ describe('issue 13: GET /docs', () => {
     // Its policy lets nothing load from elsewhere (no host names, no scheme-wide sources).
     const csp = String(res.headers['content-security-policy']);
     expect(csp).toContain("default-src 'none'");
-    expect(csp).not.toMatch(/https?:|\*/);
+    expect(csp.replace(/script-src [^;]+/, '')).not.toMatch(/https?:|\*/);
+    // Issue 35: scripts only from Swagger UI's own folder on this service's origin, not 'self' (a zone app is 'self').
+    const scripts = /script-src ([^;]+)/.exec(csp)![1]!.trim().split(/\s+/);
+    expect(scripts).toContain(`${new URL(t.ctx.config.publicUrl).origin}/docs/static/`);
+    expect(scripts.filter((src) => !/^http:\/\/localhost(:\d+)?\/docs\/static\/$/.test(src))).toEqual([]);
   });
 });
 

@@ -20,7 +20,7 @@ export function AgentKeys({ agent, changed }: { agent: Agent; changed: () => voi
     changed();
   });
   const reveal = () => void action.run(async () => {
-    const t = await unwrap(api.GET('/api/admin/agents/{id}/webhook-token', { params: { path: { id } } }));
+    const t = await unwrap(api.POST('/api/admin/agents/{id}/webhook-token', { params: { path: { id } } }));
     setShown((s) => ({ ...s, webhook: t.webhook_token }));
   });
   const token = shown.webhook;

@@ -48,6 +48,8 @@ export function useRunEvents(matches: (e: RunEvent) => boolean, reload: () => vo
       }
     });
     source.addEventListener('refetch', schedule);
+    // The service ended the stream: the session or membership behind it is gone (a reconnect would be refused).
+    source.addEventListener('end', () => source.close());
     // Never opened: the route is missing or refused; retrying every few seconds would only add noise.
     source.onerror = () => void (!opened && source.close());
     return () => {

@@ -91,7 +91,7 @@ export const ACCESS: Record<string, AccessRule> = {
   'GET /agents/:id': member(agentOrg('id'), 'agent'),
   'PATCH /agents/:id': orgAdmin(agentOrg('id'), 'agent', EXTERNAL_TRIGGERS),
   'POST /agents/:id/keys/:kind/rotate': orgAdmin(agentOrg('id'), 'agent'),
-  'GET /agents/:id/webhook-token': orgAdmin(agentOrg('id'), 'agent'),
+  'POST /agents/:id/webhook-token': orgAdmin(agentOrg('id'), 'agent'),
   'GET /agents/:id/webhook-actions': orgAdmin(agentOrg('id'), 'agent'),
   'POST /agents/:id/webhook-actions': orgAdmin(agentOrg('id'), 'agent'),
   'DELETE /webhook-actions/:id': orgAdmin(webhookActionOrg('id'), 'webhook action'),

@@ -34,7 +34,8 @@ export default async function agentKeyRoutes(base: FastifyInstance): Promise<voi
     response: { 200: answer(WebhookTokenReveal, 'The token.', NO_STORE) },
     errors: ['not_found'] as const,
   };
-  app.get('/agents/:id/webhook-token', { schema: adminRevealWebhookToken }, async (req, reply) => {
+  // A POST (issue 35): the reveal is audited, so a cross-site link or an image must not be able to cause one.
+  app.post('/agents/:id/webhook-token', { schema: adminRevealWebhookToken }, async (req, reply) => {
     // A revealed secret must not linger in a shared cache.
     reply.header('cache-control', 'no-store');
     return revealWebhookToken(app.ctx, numericId(req.params.id, 'agent'), req.principal!.userId);

@@ -3,15 +3,21 @@
 // the list when it (re)connects; `Last-Event-ID` or `?since=` replays the changes after that position, a few
 // seconds early (at least once), or says `refetch` when there are too many to replay. The stream's first bytes
 // (`retry:`) come once the subscription is live.
+// A stream lasts only as long as its right to (issue 35): every RECHECK it signs its credential in again and reads
+// the memberships again, so a sign-out, a revoked token, an expired session or a removal from the last organization
+// ends it (`event: end`), and a role or membership change re-scopes it (`event: refetch`). Streams per user are
+// bounded, and a user of no organization gets none.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
-import { errors } from '../../errors.ts';
+import { ApiError, errors } from '../../errors.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
 import { OVERLAP_MS, RunFeed, runsChangedSince, type RunFeedEvent } from '../../admin/run-feed.ts';
 import { rawAnswer } from '../../http/openapi-components.ts';
-import { visibleOrgIds } from '../../orgs/principal.ts';
+import { visibleOrgIds, type Principal } from '../../orgs/principal.ts';
+import { principalOf, signedInToAdmin } from '../../orgs/user-auth.ts';
+import type { AppContext } from '../../context.ts';
 
 /** Tests change these before building the app. */
 export const liveStreamSettings = {
@@ -19,6 +25,10 @@ export const liveStreamSettings = {
   heartbeatMs: 15_000,
   /** Streams one instance holds at most; more are 503 (each holds a socket and a subscription). */
   maxStreams: 500,
+  /** Streams one user (or the admin token) holds at most on one instance; more are 429. A console tab holds one. */
+  maxStreamsPerUser: 10,
+  /** How often an open stream checks that its credential and memberships still allow it. */
+  recheckMs: 5_000,
   /** The feed's catch-up period (run-feed.ts). */
   pollMs: 2_000,
 };
@@ -30,7 +40,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
 const EventsQuery = Type.Object({ since: Type.Optional(Type.String({ maxLength: 64 })) });
 
 const EVENT_STREAM = rawAnswer(
-  'Server-sent events: `event: run` with `data: {"runId","agentId","orgId","status","updated_at"}` and `id` (for Last-Event-ID) per status change, a `: ping` comment every 15 s, and `event: refetch` when a reconnect missed too much to replay.',
+  'Server-sent events: `event: run` with `data: {"runId","agentId","orgId","status","updated_at"}` and `id` (for Last-Event-ID) per status change, a `: ping` comment every 15 s, `event: refetch` when a reconnect missed too much to replay or the caller’s organizations changed, and `event: end` (then the stream closes) once the credential no longer signs in or sees no organization — checked every 5 s.',
   'text/event-stream',
   { type: 'string' },
 );
@@ -39,6 +49,8 @@ export default async function runEventRoutes(base: FastifyInstance): Promise<voi
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   let feed: RunFeed | null = null;
   const streams = new Set<ServerResponse>();
+  /** Open streams per holder (`userId`, or `admin` for the admin token). */
+  const perHolder = new Map<string, number>();
 
   // Before the server stops: open streams would otherwise hold app.close() (and shutdown) until clients leave.
   app.addHook('preClose', async () => {
@@ -51,13 +63,40 @@ export default async function runEventRoutes(base: FastifyInstance): Promise<voi
     summary: 'Run status changes as they happen (server-sent events)',
     querystring: EventsQuery,
     response: { 200: EVENT_STREAM },
+    errors: ['invalid_body', 'rate_limited', 'service_unavailable'] as const,
   };
   app.get('/runs/events', { schema }, async (req, reply) => {
     const since = replayFrom(req.query.since, req.headers['last-event-id']);
+    const principal = req.principal!;
+    if (!principal.platformAdmin && principal.roles.size === 0) throw new ApiError('forbidden', 'live runs need membership of an organization');
+    const holder = principal.userId ?? 'admin';
+    const held = perHolder.get(holder) ?? 0;
+    if (held >= liveStreamSettings.maxStreamsPerUser) {
+      throw new ApiError('rate_limited', `at most ${liveStreamSettings.maxStreamsPerUser} live streams per user; close one first`, { headers: { 'retry-after': String(Math.ceil(liveStreamSettings.recheckMs / 1000)) } });
+    }
     if (streams.size >= liveStreamSettings.maxStreams) throw errors.unavailable('service_unavailable', 'too many live streams on this instance');
     feed ??= new RunFeed(app.ctx.db, app.log, { pollMs: liveStreamSettings.pollMs });
-    openStream(app.ctx.db, feed, streams, req, reply, since);
+    perHolder.set(holder, held + 1);
+    const release = (): void => {
+      const left = (perHolder.get(holder) ?? 1) - 1;
+      if (left === 0) perHolder.delete(holder);
+      else perHolder.set(holder, left);
+    };
+    openStream(app.ctx, feed, streams, req, reply, since, release);
   });
+}
+
+/** What the stream's credential allows now: null when it no longer signs in or sees no organization. */
+async function currentRight(ctx: AppContext, req: FastifyRequest): Promise<Principal | null> {
+  const who = await signedInToAdmin(ctx, req.headers.authorization, req.headers.cookie);
+  if (!who) return null;
+  const principal = await principalOf(ctx, who);
+  return principal.platformAdmin || principal.roles.size > 0 ? principal : null;
+}
+
+function sameScope(a: string[] | null, b: string[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.length === b.length && a.every((id) => b.includes(id));
 }
 
 /** The position to replay from: `?since=` wins over the Last-Event-ID an EventSource sends on reconnect. */
@@ -72,7 +111,15 @@ function replayFrom(since: string | undefined, lastEventId: string | string[] | 
   return id ? parseTimestamp(id) : null;
 }
 
-function openStream(db: FastifyInstance['ctx']['db'], feed: RunFeed, streams: Set<ServerResponse>, req: FastifyRequest, reply: FastifyReply, since: Date | null): void {
+function openStream(
+  ctx: AppContext,
+  feed: RunFeed,
+  streams: Set<ServerResponse>,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  since: Date | null,
+  release: () => void,
+): void {
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -90,22 +137,49 @@ function openStream(db: FastifyInstance['ctx']['db'], feed: RunFeed, streams: Se
     if (pending) pending.push(e);
     else write(res, `id: ${e.updated_at}/${e.runId}\nevent: run\ndata: ${JSON.stringify(e)}\n\n`);
   };
-  const orgIds = visibleOrgIds(req.principal!);
-  const unsubscribe = feed.subscribe({ orgIds }, send);
+  let orgIds = visibleOrgIds(req.principal!);
+  let unsubscribe = feed.subscribe({ orgIds }, send);
   // The first bytes say the subscription is live: a client that fetches the list after them misses no change.
   void feed.ready().then(() => write(res, 'retry: 2000\n\n'));
   const heartbeat = setInterval(() => write(res, ': ping\n\n'), liveStreamSettings.heartbeatMs);
   heartbeat.unref();
+  let checking = false;
+  const recheck = setInterval(() => {
+    if (checking || res.writableEnded) return;
+    checking = true;
+    currentRight(ctx, req)
+      .then((principal) => {
+        if (res.writableEnded) return;
+        if (!principal) {
+          // The EventSource then reconnects, is refused (401/403) and stops.
+          write(res, 'event: end\ndata: {"reason":"the credential no longer allows this stream"}\n\n');
+          res.end();
+          return;
+        }
+        const now = visibleOrgIds(principal);
+        if (sameScope(now, orgIds)) return;
+        orgIds = now;
+        unsubscribe();
+        unsubscribe = feed.subscribe({ orgIds }, send);
+        write(res, 'event: refetch\ndata: {}\n\n'); // the page's list may hold rows it no longer may see
+      })
+      // The database is away: the feed delivers nothing either; the next recheck decides.
+      .catch((err: unknown) => req.log.warn({ err }, 'live runs: the stream could not be rechecked'))
+      .finally(() => void (checking = false));
+  }, liveStreamSettings.recheckMs);
+  recheck.unref();
   const done = (): void => {
     clearInterval(heartbeat);
+    clearInterval(recheck);
     unsubscribe();
     streams.delete(res);
+    release();
   };
   res.on('close', done);
   req.raw.on('close', () => res.end());
 
   if (since) {
-    runsChangedSince(db, new Date(since.getTime() - OVERLAP_MS), REPLAY_LIMIT, orgIds)
+    runsChangedSince(ctx.db, new Date(since.getTime() - OVERLAP_MS), REPLAY_LIMIT, orgIds)
       .then((missed) => {
         if (missed.length === REPLAY_LIMIT) write(res, 'event: refetch\ndata: {}\n\n');
         const live = pending ?? [];

@@ -8,9 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
 import type { ZoneProxyClient } from '../../zones/zone-proxy-client.ts';
 import { isDroppedZoneHeader, platformZoneHeaders } from './response-headers.ts';
+import { HOP_BY_HOP } from '../../lib/origin-headers.ts';
 
-/** RFC 9110 §7.6.1 connection-specific headers, plus the non-standard ones proxies also drop. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 /** Inbound headers never forwarded: the user's credentials and cookies, a zone token the client made up, and what undici sets itself. */
 const NOT_FORWARDED = new Set(['host', 'authorization', 'cookie', 'x-zone-token', 'expect', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-prefix']);
 
@@ -48,6 +47,8 @@ export async function forward(
   if (!exchange.ok) {
     req.log.warn({ code: exchange.code }, 'zone app request failed');
     if (exchange.reason === 'timeout') throw new ApiError('upstream_timeout', 'the zone app did not answer in time');
+    if (exchange.reason === 'blocked') throw new ApiError('upstream_failed', 'the zone app’s address is not allowed (a non-public address off ARS_OUTBOUND_ALLOW_HOSTS)');
+    if (exchange.reason === 'too_large') throw new ApiError('upstream_failed', 'the zone app’s answer is larger than ARS_ZONE_MAX_RESPONSE_BYTES');
     throw new ApiError('upstream_failed', 'the zone app could not be reached');
   }
   const upstream = exchange.response;

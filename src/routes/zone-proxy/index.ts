@@ -32,7 +32,8 @@ export default async function zoneProxyRoutes(app: FastifyInstance, opts: { fram
     errors: ['unauthorized', 'forbidden', 'not_found', 'invalid_body', 'upstream_failed', 'upstream_timeout'],
     rawBodies: true,
   });
-  const client = createZoneProxyClient(); // one per instance, for its keep-alive pool
+  // One per instance, for its keep-alive pool; the SSRF guard and answer cap of every tenant-set URL (issue 35).
+  const client = createZoneProxyClient({ allowHosts: app.ctx.config.outboundAllowHosts, maxResponseBytes: app.ctx.config.zoneMaxResponseBytes });
   app.addHook('onClose', async () => client.close());
   // Leave every body on the socket: the handler pipes it to the zone app as it arrives.
   app.removeAllContentTypeParsers();

@@ -5,6 +5,7 @@
 // app's page runs in an opaque origin: it can neither read the platform's cookie or storage nor make the
 // browser send the cookie on its requests (nor register a service worker). Headers that would act for the whole
 // origin rather than for this one answer are dropped.
+import { isOriginWideHeader } from '../../lib/origin-headers.ts';
 
 /**
  * Scripts, forms, popups, dialogs and downloads work, in an opaque origin. No allow-same-origin, no top
@@ -24,20 +25,11 @@ const PLATFORM_HEADERS: Record<string, string> = {
   'referrer-policy': 'no-referrer',
 };
 
-/**
- * Never passed on from a zone app: cookies of the platform origin (any, not only the session's: a cookie set here
- * is sent to every zone and to the platform), origin-wide state and policies (site data, transport security,
- * alternative services, network error reporting), a wider service-worker scope, a browser login prompt on the
- * platform's name, and our own headers above. `access-control-*` is refused as a prefix: a zone app must not open
- * the platform origin to reads from other origins.
- */
-const DROPPED = new Set([
-  'set-cookie', 'set-cookie2', 'clear-site-data', 'service-worker-allowed', 'strict-transport-security', 'alt-svc',
-  'nel', 'report-to', 'www-authenticate', ...Object.keys(PLATFORM_HEADERS),
-]);
+const OURS: ReadonlySet<string> = new Set(Object.keys(PLATFORM_HEADERS));
 
+/** Never passed on from a zone app: what acts for the whole origin (lib/origin-headers.ts), and our own headers above. */
 export function isDroppedZoneHeader(name: string): boolean {
-  return DROPPED.has(name) || name.startsWith('access-control-');
+  return OURS.has(name) || isOriginWideHeader(name);
 }
 
 /**

@@ -117,10 +117,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reveal the agent’s webhook token (audited) */
-        get: operations["adminRevealWebhookToken"];
+        get?: never;
         put?: never;
-        post?: never;
+        /** Reveal the agent’s webhook token (audited) */
+        post: operations["adminRevealWebhookToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2575,6 +2575,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookTokenReveal"];
                 };
             };
+            /** @description `invalid_json`: the body is not valid JSON. `invalid_body`: the body, query or path fails validation; the message names the field. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
@@ -2597,6 +2607,16 @@ export interface operations {
             };
             /** @description `not_found`: no such resource, or not visible to this credential. */
             404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit. */
+            413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3644,9 +3664,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `event: run` with `data: {"runId","agentId","orgId","status","updated_at"}` and `id` (for Last-Event-ID) per status change, a `: ping` comment every 15 s, and `event: refetch` when a reconnect missed too much to replay. */
+            /** @description Server-sent events: `event: run` with `data: {"runId","agentId","orgId","status","updated_at"}` and `id` (for Last-Event-ID) per status change, a `: ping` comment every 15 s, `event: refetch` when a reconnect missed too much to replay or the caller’s organizations changed, and `event: end` (then the stream closes) once the credential no longer signs in or sees no organization — checked every 5 s. */
             200: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3677,6 +3700,20 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: over the per-minute limit; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
