@@ -5,6 +5,7 @@
 // internal address), with the same allow-list, ARS_OUTBOUND_ALLOW_HOSTS; an answer is cut past maxResponseBytes.
 import { Transform, type Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
+import { ApiError } from '../errors.ts';
 import { guardedConnector, parseAllowList, systemResolve, type Resolver } from '../lib/outbound-guard.ts';
 
 export interface ZoneRequest {
@@ -62,7 +63,7 @@ export function createZoneProxyClient(opts: ZoneProxyClientOptions): ZoneProxyCl
           signal: request.signal,
         });
         if (Number(response.headers['content-length'] ?? 0) > opts.maxResponseBytes) {
-          response.body.destroy();
+          response.body.on('error', () => undefined).destroy(); // undici destroys it with an AbortError nobody needs
           return { ok: false, reason: 'too_large', code: undefined };
         }
         return { ok: true, response: { statusCode: response.statusCode, headers: response.headers, body: capped(response.body, opts.maxResponseBytes) } };
@@ -84,7 +85,8 @@ function capped(body: Readable, maxBytes: number): Readable {
   const limit = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length;
-      if (seen > maxBytes) done(Object.assign(new Error(`the zone app's answer is larger than ${maxBytes} bytes`), { code: 'ARS_ZONE_TOO_LARGE' }));
+      // An ApiError: if nothing was sent yet, the caller gets a 502 saying why; otherwise the reply is cut.
+      if (seen > maxBytes) done(new ApiError('upstream_failed', 'the zone app’s answer is larger than ARS_ZONE_MAX_RESPONSE_BYTES'));
       else done(null, chunk);
     },
   });

@@ -151,7 +151,7 @@ describe('PATCH /agents/{id}', () => {
       running_timeout_ms: 60_000,
       poll_interval_s: 3600,
       default_input: { a: 1 },
-      zone_app_url: 'http://localhost:4000',
+      zone_app_url: 'https://zone.example.test:4000/app',
     };
     const body = await ok(t, 200, 'PATCH', `/agents/${id}`, patch);
     expect(body).toMatchObject(patch);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { onPostgres } from '../helpers/test-db.ts';
-import { seedAgent, seedOrg, type SeededAgent } from '../helpers/fixtures.ts';
+import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { liveStreamSettings } from '../../src/routes/admin/run-events.ts';
 import { RunFeed, type RunFeedEvent } from '../../src/admin/run-feed.ts';
@@ -14,6 +14,7 @@ import { transition } from '../../src/runs/run-transitions.ts';
 // Fast enough for tests; the module's defaults are 15 s and 2 s.
 liveStreamSettings.heartbeatMs = 150;
 liveStreamSettings.pollMs = 150;
+liveStreamSettings.recheckMs = 150;
 
 const trigger = new TriggerDevFake();
 let t: TestApp;
@@ -259,10 +260,99 @@ describe.skipIf(!onPostgres)('issue 14: live runs across instances (PostgreSQL)'
   });
 });
 
-async function waitFor(check: () => boolean, ms = 5_000): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+describe('issue 35 finding 3: a live stream ends when its right does', () => {
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  async function personal(userId: string): Promise<{ token: string; id: string }> {
+    const res = await t.app.inject({ method: 'POST', url: `/api/admin/users/${userId}/tokens`, headers: admin, payload: {} });
+    return { token: res.json().token, id: res.json().id };
+  }
+  const ended = (s: Stream) => s.ended && s.text.includes('event: end');
+  const asUser = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  it('sign-out ends a stream opened with the session cookie (event: end, closed within seconds)', async () => {
+    const userId = await seedUser(t, { orgId: agent.orgId });
+    const { token } = await personal(userId);
+    const signIn = await t.app.inject({ method: 'POST', url: '/api/session', headers: { origin: t.ctx.config.publicUrl }, payload: { token } });
+    expect(signIn.statusCode, signIn.body).toBe(201);
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
+    const s = await Stream.open(`${base}/api/admin/runs/events`, { authorization: '', cookie });
+    expect(s.status, s.body).toBe(200);
+    await s.until(live);
+    const out = await t.app.inject({ method: 'DELETE', url: '/api/session', headers: { cookie, origin: t.ctx.config.publicUrl } });
+    expect(out.statusCode).toBe(204);
+    await s.until(ended);
+    // Reconnecting is refused.
+    expect((await Stream.open(`${base}/api/admin/runs/events`, { authorization: '', cookie })).status).toBe(401);
+  });
+
+  it('revoking the personal token ends its stream', async () => {
+    const userId = await seedUser(t, { orgId: agent.orgId });
+    const { token, id } = await personal(userId);
+    const s = await Stream.open(`${base}/api/admin/runs/events`, asUser(token));
+    await s.until(live);
+    expect((await t.app.inject({ method: 'DELETE', url: `/api/admin/users/${userId}/tokens/${id}`, headers: admin })).statusCode).toBe(204);
+    await s.until(ended);
+  });
+
+  it('joining an organization re-scopes the stream (event: refetch, then its runs); leaving the last one ends it', async () => {
+    const userId = await seedUser(t, { orgId: agent.orgId });
+    const { token } = await personal(userId);
+    const otherOrg = await seedOrg(t, 'Joined later');
+    const other = await seedAgent(t, { orgId: otherOrg });
+    const s = await Stream.open(`${base}/api/admin/runs/events`, asUser(token));
+    await s.until(live);
+    const before = await insertRun(t.db, { agentId: other.agent.id, status: 'queued', source: 'trigger', now: new Date() });
+    const added = await t.app.inject({ method: 'POST', url: `/api/admin/orgs/${otherOrg}/members`, headers: admin, payload: { user_id: userId, role: 'member' } });
+    expect(added.statusCode, added.body).toBe(201);
+    await s.until((x) => x.text.includes('event: refetch'));
+    const after = await insertRun(t.db, { agentId: other.agent.id, status: 'queued', source: 'trigger', now: new Date() });
+    await s.until(hasEvent(after.id, 'queued'));
+    expect(s.events.some((e) => e.runId === before.id)).toBe(false);
+
+    for (const org of [agent.orgId, otherOrg]) {
+      expect((await t.app.inject({ method: 'DELETE', url: `/api/admin/orgs/${org}/members/${userId}`, headers: admin })).statusCode).toBe(204);
+    }
+    await s.until(ended);
+  });
+
+  it('a user of no organization gets no stream (403); one user holds a bounded number of streams (429)', async () => {
+    const loner = await personal(await seedUser(t));
+    const refused = await Stream.open(`${base}/api/admin/runs/events`, asUser(loner.token));
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'forbidden' });
+
+    const cap = liveStreamSettings.maxStreamsPerUser;
+    liveStreamSettings.maxStreamsPerUser = 2;
+    const { token } = await personal(await seedUser(t, { orgId: agent.orgId }));
+    const open = [await Stream.open(`${base}/api/admin/runs/events`, asUser(token)), await Stream.open(`${base}/api/admin/runs/events`, asUser(token))];
+    try {
+      expect(open.map((x) => x.status)).toEqual([200, 200]);
+      const third = await Stream.open(`${base}/api/admin/runs/events`, asUser(token));
+      expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toMatch(/^\d+$/);
+      // Another user is not counted against this one.
+      const { token: other } = await personal(await seedUser(t, { orgId: agent.orgId }));
+      const theirs = await Stream.open(`${base}/api/admin/runs/events`, asUser(other));
+      expect(theirs.status).toBe(200);
+      theirs.close();
+      // A stream closed frees its place.
+      open[0]!.close();
+      await waitFor(async () => {
+        const again = await Stream.open(`${base}/api/admin/runs/events`, asUser(token));
+        again.close();
+        return again.status === 200;
+      });
+    } finally {
+      liveStreamSettings.maxStreamsPerUser = cap;
+      for (const x of open) x.close();
+    }
+  });
+});

@@ -265,7 +265,7 @@ beforeAll(async () => {
   zoneApp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('zone app'));
   await new Promise<void>((resolve) => zoneApp.listen(0, '127.0.0.1', resolve));
   const zoneAppUrl = `http://127.0.0.1:${(zoneApp.address() as AddressInfo).port}/`;
-  t = await createTestApp({ limiter: permissiveLimiter, config: { metricsToken: METRICS_TOKEN, consoleDir: CONSOLE_FIXTURE } });
+  t = await createTestApp({ limiter: permissiveLimiter, config: { metricsToken: METRICS_TOKEN, consoleDir: CONSOLE_FIXTURE, outboundAllowHosts: ['127.0.0.1'] } });
   const runtimeUrl = await unusedUrl(); // nothing here may reach a runtime
   const org1 = await seedOrg(t, 'Org one');
   const org2 = await seedOrg(t, 'Org two');

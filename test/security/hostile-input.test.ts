@@ -103,7 +103,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'text/plain' }).end('zone app');
   });
   await new Promise<void>((resolve) => zoneApp.listen(0, '127.0.0.1', resolve));
-  t = await createTestApp({ limiter: permissiveLimiter, config: { maxJsonBodyBytes: JSON_LIMIT } });
+  t = await createTestApp({ limiter: permissiveLimiter, config: { maxJsonBodyBytes: JSON_LIMIT, outboundAllowHosts: ['127.0.0.1'] } });
   const orgId = await seedOrg(t);
   const userId = await seedUser(t, { orgId });
   const zoneAppUrl = `http://127.0.0.1:${(zoneApp.address() as AddressInfo).port}/zone-base/`;

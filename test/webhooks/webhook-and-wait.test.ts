@@ -152,6 +152,34 @@ describe('spec 4.7 webhook-and-wait: eligibility and limits', () => {
     expect(await runCount(t, a.agent.id)).toBe(0);
   });
 
+  it('issue 35 finding 2: the session cookie never reaches the runtime; the other cookies pass verbatim', async () => {
+    const a = await hookAgent({ json: { ok: true } });
+    const cookie = 'theme=dark; ars_session=ars_sess_secret0123456789; tracking=a=b';
+    const res = await t.app.inject({ method: 'POST', url: waitUrl(a.agent.id, a.webhookToken!), payload: '{}', headers: { cookie } });
+    expect(res.statusCode).toBe(200);
+    const sent = n8n.webhookCalls(a.path)[0]!.body as { input: { webhook: { headers: Record<string, string> } } };
+    expect(sent.input.webhook.headers.cookie).toBe('theme=dark; tracking=a=b');
+    expect(JSON.stringify(sent)).not.toContain('ars_sess_secret0123456789');
+    // Only the session cookie: no cookie header at all.
+    const only = await hookAgent({ json: { ok: true } });
+    await t.app.inject({ method: 'POST', url: waitUrl(only.agent.id, only.webhookToken!), payload: '{}', headers: { cookie: 'ars_session=ars_sess_other' } });
+    const alone = n8n.webhookCalls(only.path)[0]!.body as { input: { webhook: { headers: Record<string, string> } } };
+    expect(alone.input.webhook.headers).not.toHaveProperty('cookie');
+  });
+
+  it("issue 35: an agent's webhookResponse cannot send a header that acts for the whole origin (the zone proxy's list)", async () => {
+    const originWide = {
+      'set-cookie2': 'a=1', 'clear-site-data': '"cookies"', 'service-worker-allowed': '/', 'strict-transport-security': 'max-age=1',
+      'alt-svc': 'h3=":443"', nel: '{}', 'report-to': '{}', 'reporting-endpoints': 'a="https://x"', 'www-authenticate': 'Basic',
+      'access-control-allow-origin': '*', 'access-control-allow-credentials': 'true',
+    };
+    const a = await hookAgent({ json: { webhookResponse: { status: 200, headers: { ...originWide, 'x-kept': 'yes' }, body: 'ok' } } });
+    const res = await t.app.inject({ method: 'POST', url: waitUrl(a.agent.id, a.webhookToken!), payload: '{}' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-kept']).toBe('yes');
+    for (const name of Object.keys(originWide)) expect(res.headers[name], name).toBeUndefined();
+  });
+
   it('spec 4.7: the stored input is redacted exactly as for 4.6', async () => {
     const a = await hookAgent({ json: { ok: true } });
     const res = await t.app.inject({

@@ -73,6 +73,21 @@ describe('spec 4.6 webhook: forwarding', () => {
     expect(stored.body).toEqual({ hello: 'world' });
   });
 
+  it('issue 35 finding 2: ars_session (set by this service) never reaches the task; other cookies pass verbatim', async () => {
+    // A browser signed in to the console attaches its session cookie to any same-origin POST, /docs' "Try it out" too.
+    const a = await hookAgent();
+    const res = await t.app.inject({
+      method: 'POST', url: hookUrl(a.agent.id, a.webhookToken!), payload: '{}',
+      headers: { 'content-type': 'application/json', cookie: 'ars_session=ars_sess_finding2secret; _ga=GA1.2.3; sid=xyz' },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const payload = payloadOf(res.json().runId);
+    expect(payload.input.webhook.headers).toMatchObject({ cookie: '_ga=GA1.2.3; sid=xyz' });
+    expect(JSON.stringify(payload)).not.toContain('ars_sess_finding2secret');
+    const stored = (await readRun(t, res.json().runId))!.input as { webhook: { headers: Record<string, string> } };
+    expect(stored.webhook.headers.cookie).toBe('[REDACTED]');
+  });
+
   it('spec 4.6: a workflow runtime receives the same input, and PUT and PATCH are accepted too', async () => {
     const a = await workflowAgent(t, n8n, { json: { ok: 1 } }, { allow_webhook_triggers: true });
     tokens.push(a.webhookToken!);

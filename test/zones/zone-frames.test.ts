@@ -19,7 +19,7 @@ let memberToken: string;
 
 beforeAll(async () => {
   zone = await new FakeZoneApp().start();
-  t = await createTestApp();
+  t = await createTestApp({ config: { outboundAllowHosts: ['127.0.0.1'] } }); // the zone app listens on loopback
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = t.app.server.address();
   if (!addr || typeof addr === 'string') throw new Error('no address');
@@ -58,6 +58,21 @@ async function framedAddress(agentId: number, secret: string, path = '/'): Promi
 }
 
 describe('zone apps in a console frame', () => {
+  it('issue 35 finding 4: a failing framed request (zone app down, 502) logs no pass, nor the session cookie', async () => {
+    const { unusedUrl } = await import('../fakes/fake-http-server.ts');
+    const down = await seedAgent(t, { orgId: a.orgId, zone_app_url: await unusedUrl() });
+    const secret = await signIn();
+    const location = await framedAddress(down.agent.id, secret, '/report?key=zone-app-secret');
+    const pass = /\/framed\/([^/]+)\//.exec(location)![1]!;
+    const from = t.logs.length;
+    const res = await get(location);
+    expect(res.status).toBe(502);
+    const logged = t.logs.slice(from).join('\n');
+    expect(logged).toContain('request failed'); // the 5xx line was written, with its URL masked
+    expect(logged).toContain(`/zones/${down.agent.id}/framed/[REDACTED]`);
+    for (const secretText of [pass, secret, 'zone-app-secret']) expect(logged).not.toContain(secretText);
+  });
+
   it('a page opened with the session cookie is sent (303) to its framed address, path and query kept', async () => {
     const secret = await signIn();
     const location = await framedAddress(a.agent.id, secret, '/reports/q3?tab=2');

@@ -22,7 +22,7 @@ const clock = new ManualClock(new Date());
 
 beforeAll(async () => {
   zone = await new FakeZoneApp().start();
-  t = await createTestApp({ clock });
+  t = await createTestApp({ clock, config: { outboundAllowHosts: ['127.0.0.1'] } }); // the zone app listens on loopback
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = t.app.server.address();
   if (!addr || typeof addr === 'string') throw new Error('no address');
