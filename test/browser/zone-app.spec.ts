@@ -25,3 +25,30 @@ test('the zone app’s script runs, but reaches neither the console’s page nor
   await expect(app.locator('#parent')).toHaveText('blocked');
   await expect(app.locator('#admin-api')).toHaveText('blocked');
 });
+
+test('issue 35: the console runs only its own scripts — a zone app’s script under /zones/*/app/ is refused by its CSP', async ({ page }) => {
+  await signIn(page, seeded.member.token);
+  await page.goto('/runs');
+  // As an HTML injection into the console would: a script element naming the zone app's script on this origin
+  // (`'self'` admitted it). The script writes 'ran' into #script when it runs.
+  const outcome = await page.evaluate(async (src) => {
+    const marker = document.createElement('output');
+    marker.id = 'script';
+    marker.textContent = 'did not run';
+    document.body.append(marker);
+    const violated = new Promise<string>((resolve) => document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true }));
+    const loaded = new Promise<string>((resolve) => {
+      const script = document.createElement('script');
+      script.src = src;
+      script.onload = () => resolve('loaded');
+      script.onerror = () => resolve('error');
+      document.head.append(script);
+    });
+    const first = await Promise.race([violated, loaded]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return { first, text: marker.textContent };
+  }, `/zones/${seeded.agents.lead.id}/app/app.js`);
+  expect(outcome).toEqual({ first: expect.stringMatching(/^script-src/), text: 'did not run' });
+  // The console's own script still runs under the same policy: the page is interactive.
+  await expect(page.getByRole('heading', { name: /runs/i }).first()).toBeVisible();
+});
