@@ -56,6 +56,8 @@ async function main(): Promise<void> {
       ARS_PUBLIC_URL: `http://127.0.0.1:${port}`,
       ARS_DATA_DIR: folder.dataDir,
       ARS_SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
+      // The demo's zone app and stand-in runtimes listen on loopback: an operator's exception to the SSRF guard.
+      ARS_OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
       LOG_LEVEL: process.env.LOG_LEVEL || 'info',
     });
     standIns = await startStandIns();
