@@ -2,19 +2,27 @@
 // exit. Everything else is in buildApp() so tests never need this file.
 import { loadConfig, ConfigError } from './config.ts';
 import { startService } from './service.ts';
+import { StartupError } from './lib/startup-error.ts';
 
 async function main(): Promise<void> {
   let config;
+  let service;
   try {
     config = loadConfig();
+    service = await startService(config);
   } catch (err) {
+    // Expected refusals are one line each, naming the setting, without a stack (decisions.md "Startup that
+    // explains itself"); anything else is a bug and keeps its stack.
     if (err instanceof ConfigError) {
       console.error(err.message);
       process.exit(2);
     }
+    if (err instanceof StartupError) {
+      console.error(`cannot start: ${err.message}`);
+      process.exit(err.exitCode);
+    }
     throw err;
   }
-  const service = await startService(config);
   const log = service.app.log;
   if (service.generatedAdminToken) {
     // Printed once, on the start that generated it (admin-api.md). It is also in the data folder.
