@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceProcess } from '../faults/service-process.ts';
 import { LOCK_FILE, lockDataDir } from '../../src/storage/data-dir-lock.ts';
 import { StartupError } from '../../src/lib/startup-error.ts';
+import { TEST_DATABASE_URL } from '../helpers/test-db.ts';
 import { hasStackTrace, run, runService, runToExit, type Proc } from './processes.ts';
 
 const dirs: string[] = [];
@@ -43,7 +44,8 @@ async function until(done: () => boolean, proc: Proc, ms = 30_000): Promise<void
   }
 }
 
-describe('the lock (src/storage/data-dir-lock.ts) between processes', () => {
+// The embedded database only: CI's PostgreSQL pass (TEST_DATABASE_URL) would run the very same processes again.
+describe.skipIf(TEST_DATABASE_URL)('the lock (src/storage/data-dir-lock.ts) between processes', () => {
   it('a live holder makes the next taker refuse, naming it; once it is killed -9 the lock is taken over', async () => {
     const dir = await freshDir();
     const first = lockHolder(dir);
@@ -100,11 +102,12 @@ describe('the lock (src/storage/data-dir-lock.ts) between processes', () => {
   });
 });
 
-describe('the service on one data folder', () => {
+describe.skipIf(TEST_DATABASE_URL)('the service on one data folder', () => {
   const masterKey = randomBytes(32).toString('base64');
   let dir: string;
   let first: ServiceProcess;
   beforeAll(async () => {
+    if (TEST_DATABASE_URL) return;
     dir = await freshDir();
     first = new ServiceProcess({ ARS_DATA_DIR: dir, ARS_MASTER_KEY: masterKey });
     await first.start();
