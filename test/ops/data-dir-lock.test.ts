@@ -6,12 +6,15 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ServiceProcess } from '../faults/service-process.ts';
 import { LOCK_FILE, lockDataDir } from '../../src/storage/data-dir-lock.ts';
 import { StartupError } from '../../src/lib/startup-error.ts';
 import { TEST_DATABASE_URL } from '../helpers/test-db.ts';
 import { hasStackTrace, run, runService, runToExit, type Proc } from './processes.ts';
+
+// Processes started through tsx: seconds each, more on a loaded machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const dirs: string[] = [];
 async function freshDir(): Promise<string> {
@@ -82,7 +85,7 @@ describe.skipIf(TEST_DATABASE_URL)('the lock (src/storage/data-dir-lock.ts) betw
     }
     winner.child.kill('SIGKILL');
     await winner.exited;
-  });
+  }, 90_000);
 
   it('a folder that cannot be created is one line naming ARS_DATA_DIR', async () => {
     const file = path.join(await freshDir(), 'a-file');
@@ -129,7 +132,7 @@ describe.skipIf(TEST_DATABASE_URL)('the service on one data folder', () => {
     expect(migrate.code).toBe(2);
     expect(migrate.output).toContain(`ARS_DATA_DIR ${dir} is in use by another process of this service`);
     expect((await first.api('GET', `/api/admin/orgs/${org.json.id}`)).status).toBe(200);
-  });
+  }, 90_000);
 
   it('after kill -9 the next start takes the stale lock over and finds what the first wrote', async () => {
     const org = await first.api('POST', '/api/admin/orgs', { name: 'Survives kill -9' });
@@ -141,6 +144,6 @@ describe.skipIf(TEST_DATABASE_URL)('the service on one data folder', () => {
     const again = await first.api('GET', `/api/admin/orgs/${org.json.id}`);
     expect(again.status).toBe(200);
     expect(again.json.name).toBe('Survives kill -9');
-  });
+  }, 150_000); // a PGlite start: slow on a loaded machine
 });
 

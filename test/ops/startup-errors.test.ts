@@ -8,9 +8,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../faults/service-process.ts';
 import { hasStackTrace, runService, runToExit } from './processes.ts';
+
+// Each test starts a process through tsx: seconds each, more on a loaded machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const MASTER_KEY = randomBytes(32).toString('base64');
 const ADMIN_TOKEN = `startup_admin_${randomBytes(24).toString('hex')}`;
