@@ -43,12 +43,12 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const say = opts.say ?? ((line: string) => console.error(line));
   await assertPortFree(config.host, config.port);
   let lock: DataDirLock | null = null;
-  let db: Db | null = null;
+  const opened: { db: Db | null } = { db: null }; // what a failed start must close
   try {
     if (!config.databaseUrl) lock = await lockDataDir(config.dataDir, say);
-    return await startHolding(config, opts, say, lock, (opened) => (db = opened));
+    return await startHolding(config, opts, say, lock, (db) => (opened.db = db));
   } catch (err) {
-    await (db as Db | null)?.close().catch(() => {});
+    await opened.db?.close().catch(() => {}); // (already closed when the listen failed: a second close is harmless)
     await lock?.release();
     throw err;
   }
