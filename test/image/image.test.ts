@@ -140,6 +140,11 @@ describe.skipIf(!IMAGE)('the image on PGlite in a volume', () => {
     const top = (await podman('top', name, 'pid', 'user', 'args')).stdout.trim().split('\n').slice(1).map((l) => l.trim().split(/\s+/));
     expect(top).toEqual([['1', 'node', 'node', 'dist/server.js']]);
     expect((await podman('healthcheck', 'run', name)).code).toBe(0);
+    // Production dependencies of the service only: no workspace's (the Trigger.dev example), no dev tool, no npm.
+    for (const absent of ['node_modules/@trigger.dev', 'node_modules/tsx', 'node_modules/vite', 'node_modules/typescript', '/usr/local/bin/npm', 'src']) {
+      expect((await podman('exec', name, 'test', '-e', absent)).code, absent).not.toBe(0);
+    }
+    expect((await podman('exec', name, 'test', '-e', 'node_modules/@electric-sql/pglite/dist/pglite.wasm')).code).toBe(0);
     runId = await probesAndOneRun(base, adminToken);
     expect(runId).toBeGreaterThan(0);
   }, 240_000);
