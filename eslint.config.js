@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules', '.ars-data', '.ars-demo', 'coverage', 'scratch', 'packages/*/dist', 'packages/*/src/generated', 'console/dist', 'console/src/api/schema.ts'] },
+  { ignores: ['**/node_modules', 'dist', '.ars-data', '.ars-demo', 'coverage', 'scratch', 'packages/*/dist', 'packages/*/src/generated', 'console/dist', 'console/src/api/schema.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

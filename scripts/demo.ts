@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { startService, type RunningService } from '../src/service.ts';
+import { StartupError } from '../src/lib/startup-error.ts';
 import { freshDemoFolder } from './demo/demo-folder.ts';
 import { startStandIns, type StandIns } from './demo/stand-ins.ts';
 import { seed } from './demo/seed.ts';
@@ -76,6 +77,8 @@ async function main(): Promise<void> {
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e instanceof ConfigError) console.error(e.message);
+    else if (e instanceof StartupError && /^PORT /.test(e.message)) console.error(`port ${port} is taken: start the demo on another one, e.g. PORT=8081 npm run demo`);
+    else if (e instanceof StartupError) console.error(`the demo could not start: ${e.message}`);
     else if (e.code === 'EADDRINUSE') console.error(`port ${port} is taken: start the demo on another one, e.g. PORT=8081 npm run demo`);
     else console.error(`the demo could not start: ${e.stack ?? e.message}\n(the service log is ${folder.logFile})`);
     await shutdown('', 1);

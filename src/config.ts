@@ -33,6 +33,8 @@ export interface Config {
   logLevel: string;
   /** PostgreSQL pool: connections, and how long a request waits for one (a free slot or a new connection). */
   dbPoolSize: number;
+  /** At start, how long an unreachable database is retried (with backoff) before the start gives up; 0: once. */
+  dbStartupTimeoutMs: number;
   dbConnectTimeoutMs: number;
   /** Server-side ceiling on one statement, and on a transaction sitting idle; 0 = none. */
   dbStatementTimeoutMs: number;
@@ -50,9 +52,10 @@ export interface Config {
   consoleDir: string;
 }
 
+/** Every problem found, each printed as one line naming its setting (server.ts exits 2). */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    super(problems.map((p) => `invalid configuration: ${p}`).join('\n'));
   }
 }
 
@@ -81,7 +84,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (adminToken !== null && adminToken.length < 32) problems.push('ARS_ADMIN_TOKEN must be at least 32 characters');
 
   const masterKeys = masterKeysOf(env, problems);
-  if (!masterKeys && databaseUrl) problems.push('ARS_MASTER_KEY or ARS_MASTER_KEYS is required with DATABASE_URL (only the embedded default generates one)');
+  if (!env.ARS_MASTER_KEY && !env.ARS_MASTER_KEYS && databaseUrl) problems.push('ARS_MASTER_KEY or ARS_MASTER_KEYS is required with DATABASE_URL (only the embedded default generates one)');
 
   const metricsToken = env.ARS_METRICS_TOKEN || null;
   if (metricsToken !== null && (metricsToken.length < 32 || /\s/.test(metricsToken))) {
@@ -134,6 +137,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionTtlHours: int('ARS_SESSION_TTL_HOURS', 12, 1, 720),
     logLevel,
     dbPoolSize: int('ARS_DB_POOL_SIZE', 20, 1, 1_000),
+    dbStartupTimeoutMs: int('ARS_DB_STARTUP_TIMEOUT_MS', 60_000, 0, 3_600_000),
     dbConnectTimeoutMs: int('ARS_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbStatementTimeoutMs,
     requestTimeoutMs,
@@ -146,6 +150,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * What the service itself needs beyond loadConfig() (which the maintenance commands share): with PostgreSQL,
+ * nothing is generated, so the admin token must be set. Throws a ConfigError.
+ */
+export function checkServiceConfig(config: Config): void {
+  if (config.databaseUrl && !config.adminToken) {
+    throw new ConfigError(['ARS_ADMIN_TOKEN is required with DATABASE_URL (only the embedded default generates one)']);
+  }
 }
 
 const BASE64_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;

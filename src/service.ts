@@ -2,9 +2,13 @@
 // `npm start` (server.ts, which adds signals and the process exit) and `npm run demo` take the very same path.
 import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
-import type { Config } from './config.ts';
+import { createServer } from 'node:net';
+import { checkServiceConfig, type Config } from './config.ts';
 import { bootstrapSecrets } from './bootstrap.ts';
-import { openDb } from './storage/open-db.ts';
+import { openDbAtStart } from './storage/open-db.ts';
+import { lockDataDir, type DataDirLock } from './storage/data-dir-lock.ts';
+import type { Db } from './storage/db.ts';
+import { StartupError } from './lib/startup-error.ts';
 import { migrate } from './storage/migrate.ts';
 import { createContext, stopContext } from './context.ts';
 import { buildApp } from './app.ts';
@@ -25,13 +29,43 @@ export interface RunningService {
 export interface ServiceOptions {
   /** Where log lines go (stdout by default); the demo keeps them in its folder. */
   logStream?: pino.DestinationStream;
+  /** Lines said before the logger exists (a retried database, a stale lock taken over); stderr by default. */
+  say?: (line: string) => void;
 }
 
+/**
+ * Starts the service. The checks that can refuse a start come before anything is generated or opened: the
+ * configuration, the port, the data folder's lock (embedded); then the secrets, the database (retried while it
+ * cannot be reached), the migrations. An expected refusal is a StartupError or a ConfigError, one line each.
+ */
 export async function startService(config: Config, opts: ServiceOptions = {}): Promise<RunningService> {
+  checkServiceConfig(config);
+  const say = opts.say ?? ((line: string) => console.error(line));
+  await assertPortFree(config.host, config.port);
+  let lock: DataDirLock | null = null;
+  const opened: { db: Db | null } = { db: null }; // what a failed start must close
+  try {
+    if (!config.databaseUrl) lock = await lockDataDir(config.dataDir, say);
+    return await startHolding(config, opts, say, lock, (db) => (opened.db = db));
+  } catch (err) {
+    await opened.db?.close().catch(() => {}); // (already closed when the listen failed: a second close is harmless)
+    await lock?.release();
+    throw err;
+  }
+}
+
+async function startHolding(
+  config: Config,
+  opts: ServiceOptions,
+  say: (line: string) => void,
+  lock: DataDirLock | null,
+  opened: (db: Db) => void,
+): Promise<RunningService> {
   const secrets = await bootstrapSecrets(config);
   // A lost pooled or LISTEN connection (they reconnect by themselves) is said in the log, once the logger exists.
   let onDbError = (err: Error): void => console.error(`database connection error: ${err.message}`);
-  const db = await openDb(config, (err) => onDbError(err));
+  const db = await openDbAtStart(config, say, (err) => onDbError(err));
+  opened(db);
   await migrate(db);
   const ctx = await createContext({ config, db, masterKeys: secrets.masterKeys, adminToken: secrets.adminToken, logStream: opts.logStream });
   onDbError = (err) => ctx.log.warn({ code: (err as { code?: unknown }).code, reason: err.message }, 'database connection error; reconnecting');
@@ -39,22 +73,53 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   if (secrets.generatedMasterKey) app.log.warn(`generated a master key in ${config.dataDir}/master.key: back it up; set ARS_MASTER_KEY(S) in production`);
 
   const background = startBackgroundWork(app.ctx);
-  const stop = async (deadline: number): Promise<{ handedBack: number }> => {
-    await settledWithin(app.close(), deadline - Date.now()); // stop accepting; held waits answer 202 (the preClose hook)
-    await background.stop(); // stop re-arming sweepers and wait for a running sweep
-    await ctx.heldCalls.drain(deadline);
-    const handedBack = ctx.heldCalls.size;
-    await stopContext(ctx); // what is still held is handed back
-    await db.close();
-    return { handedBack };
-  };
+  let stopped: Promise<{ handedBack: number }> | null = null;
+  const stop = (deadline: number): Promise<{ handedBack: number }> =>
+    (stopped ??= (async () => {
+      await settledWithin(app.close(), deadline - Date.now()); // stop accepting; held waits answer 202 (the preClose hook)
+      await background.stop(); // stop re-arming sweepers and wait for a running sweep
+      await ctx.heldCalls.drain(deadline);
+      const handedBack = ctx.heldCalls.size;
+      await stopContext(ctx); // what is still held is handed back
+      await db.close();
+      await lock?.release(); // the data folder is free for the next process only once the database is closed
+      return { handedBack };
+    })());
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
-    // A port already taken: close what was opened, so a caller that reports the error leaves nothing behind.
+    // Taken since the check at start: close what was opened, so a caller that reports the error leaves nothing behind.
     await stop(Date.now() + 5_000);
-    throw err;
+    throw listenError(err, config.host, config.port) ?? err;
   }
   app.log.info({ storage: db.driver, publicUrl: config.publicUrl, sealingKeyId: ctx.secrets.currentKeyId }, 'agent run service ready');
   return { app, generatedAdminToken: secrets.generatedAdminToken, stop };
+}
+
+/** Binds host:port for a moment, so that a port in use is said before any key or token is generated. */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  }).catch((err: unknown) => {
+    throw listenError(err, host, port) ?? err;
+  });
+}
+
+function listenError(err: unknown, host: string, port: number): StartupError | null {
+  switch ((err as { code?: unknown }).code) {
+    case 'EADDRINUSE':
+      return new StartupError(`PORT ${port} is already in use on ${host}: stop the process listening there, or set PORT to a free port`);
+    case 'EACCES':
+      return new StartupError(`PORT ${port} on ${host} needs privileges this user does not have: set PORT above 1023`);
+    case 'EADDRNOTAVAIL':
+      return new StartupError(`HOST ${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartupError(`HOST ${host} does not resolve to an address: set HOST to an address, or 0.0.0.0`);
+    default:
+      return null;
+  }
 }

@@ -123,7 +123,12 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   const statements = new NamedStatements();
   const onError = opts.onError ?? (() => {});
   pool.on('error', onError);
-  await pool.query('select 1');
+  try {
+    await pool.query('select 1');
+  } catch (err) {
+    await pool.end().catch(() => {}); // a start that retries must not leave a pool behind per attempt
+    throw err;
+  }
 
   const channels = new Map<string, Set<(payload: string) => void>>();
   const resubscribed = new Set<() => void>();
