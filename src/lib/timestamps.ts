@@ -14,6 +14,21 @@ export const MAX_STORABLE_MS = 253_402_300_799_999;
 /** What a refusal says, so every timestamp field words it alike. */
 export const TIMESTAMP_RULE = 'must be an ISO 8601 date-time with a time zone offset, between 0001-01-01 and 9999-12-31 UTC';
 
+/**
+ * How far ahead of our clock a caller's "when it happened" may be (issue 38): a reporter's clock may run a little
+ * fast, but a start or end in the future beyond that is a mistake that would skew durations and dashboards.
+ */
+export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+export const FUTURE_RULE = 'must not be more than 5 minutes in the future (clock skew allowed)';
+
+/** An event's time from a caller: a timestamp as parseTimestamp reads it, at most MAX_CLOCK_SKEW_MS after `now`. */
+export function parseEventTimestamp(text: unknown, now: Date): { date: Date } | { problem: string } {
+  const date = parseTimestamp(text);
+  if (!date) return { problem: TIMESTAMP_RULE };
+  if (date.getTime() > now.getTime() + MAX_CLOCK_SKEW_MS) return { problem: FUTURE_RULE };
+  return { date };
+}
+
 const FORMAT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 /** The date when it is a valid one that can be stored, else null (an Invalid Date included). */

@@ -257,6 +257,25 @@ describe('POST /api/agents/{agentId}/runs/ingest', () => {
   });
 });
 
+describe('issue 38: a caller\'s time in the future', () => {
+  it('spec 4.5 / issue 38: startedAt or completedAt more than 5 minutes ahead of the service is 400 naming the field; within the skew it is stored', async () => {
+    const a = await standalone();
+    const ahead = (ms: number) => iso(new Date(clock.now().getTime() + ms));
+    for (const field of ['startedAt', 'completedAt']) {
+      const res = await ingest(a, { externalRunId: `future-${field}`, status: 'completed', [field]: ahead(5 * 60_000 + 1_000) });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'invalid_body', error: `body.${field} must not be more than 5 minutes in the future (clock skew allowed)` });
+      const century = await ingest(a, { externalRunId: `century-${field}`, status: 'completed', [field]: '2130-01-01T00:00:00Z' });
+      expect(century.statusCode).toBe(400);
+    }
+    expect(await countRows(t, 'runs')).toBeGreaterThan(0);
+    expect((await t.db.query('SELECT 1 FROM runs WHERE agent_id = $1', [a.agent.id])).rows).toHaveLength(0); // nothing written
+    const skewed = await ingest(a, { externalRunId: 'skewed', status: 'completed', startedAt: ahead(-1_000), completedAt: ahead(4 * 60_000) });
+    expect(skewed.statusCode, skewed.body).toBe(200);
+    expect((await readRun(t, skewed.json().runId))!.completed_at).toEqual(new Date(clock.now().getTime() + 4 * 60_000));
+  });
+});
+
 describe('POST /ingest body ceiling (decisions.md ARS_MAX_JSON_BODY_BYTES)', () => {
   it('answers 413 above config.maxJsonBodyBytes and writes nothing', async () => {
     const small = await createTestApp({ config: { maxJsonBodyBytes: 4096 } });

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
-import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
+import { parseEventTimestamp } from '../../lib/timestamps.ts';
 import { ingestRun } from '../../runs/ingest-run.ts';
 import { IngestResult, ref } from '../../http/openapi-components.ts';
 
@@ -32,12 +32,15 @@ const Body = Type.Object(
   { additionalProperties: true },
 );
 
-/** The format check lets through what a timestamptz cannot take (year 0000, a leap second): lib/timestamps.ts. */
-function toDate(field: string, value: string | undefined): Date | undefined {
+/**
+ * The format check lets through what a timestamptz cannot take (year 0000, a leap second), and a time far ahead of
+ * ours: lib/timestamps.ts.
+ */
+function toDate(field: string, value: string | undefined, now: Date): Date | undefined {
   if (value === undefined) return undefined;
-  const date = parseTimestamp(value);
-  if (!date) throw errors.invalid(`body.${field}`, TIMESTAMP_RULE);
-  return date;
+  const parsed = parseEventTimestamp(value, now);
+  if ('problem' in parsed) throw errors.invalid(`body.${field}`, parsed.problem);
+  return parsed.date;
 }
 
 export default async function ingestRoute(app: FastifyInstance): Promise<void> {
@@ -59,8 +62,8 @@ export default async function ingestRoute(app: FastifyInstance): Promise<void> {
       assertPathSafeExternalRunId(body.externalRunId, 'invalid_body');
       const result = await ingestRun(app.ctx, req.agent!, {
         ...body,
-        startedAt: toDate('startedAt', body.startedAt),
-        completedAt: toDate('completedAt', body.completedAt),
+        startedAt: toDate('startedAt', body.startedAt, app.ctx.clock.now()),
+        completedAt: toDate('completedAt', body.completedAt, app.ctx.clock.now()),
       });
       if (result.kind === 'backward') throw errors.backwardTransition(result.run.id, result.run.status, body.status);
       return { runId: result.run.id, status: result.kind };
