@@ -44,7 +44,7 @@ interface TriggerRun {
   status?: string;
   output?: unknown;
   outputPresignedUrl?: string;
-  error?: { message?: string; name?: string };
+  error?: unknown;
   startedAt?: string;
   finishedAt?: string;
 }
@@ -112,7 +112,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
       } else output = fetched.value.output;
     }
     if (status === 'failed' && error === null) {
-      error = run.error?.message?.slice(0, 500) || run.error?.name || STATUS_REASON[word] || `Run ended with status ${word}`;
+      error = triggerErrorText(run.error) ?? STATUS_REASON[word] ?? `Run ended with status ${word}`;
     }
     const task = run.taskIdentifier;
     return {
@@ -226,6 +226,30 @@ function runTag(key: string): string {
  */
 export function waitpointTag(p: Pick<TaskPayload, 'runId' | 'deploymentId'>): string {
   return runTag(runKey(p));
+}
+
+/**
+ * A short text for a Trigger.dev error, whichever shape it has (issue 36 item 6): the retrieve API's
+ * `{message, name?, stackTrace?}`, or the TaskRunError an alert carries — `{type: "BUILT_IN_ERROR", name, message,
+ * stackTrace}`, `{type: "CUSTOM_ERROR" | "STRING_ERROR", raw}` or `{type: "INTERNAL_ERROR", code, message?}`
+ * (worded as the retrieve API words it: `trigger.dev internal error (<code>)`). null when it says nothing.
+ */
+export function triggerErrorText(error: unknown, max = 500): string | null {
+  if (typeof error === 'string') return textOf(error, max);
+  if (error === null || typeof error !== 'object') return null;
+  const e = error as { type?: unknown; message?: unknown; name?: unknown; raw?: unknown; code?: unknown };
+  if (e.type === 'CUSTOM_ERROR' || e.type === 'STRING_ERROR') return textOf(e.raw, max) ?? textOf(e.message, max);
+  if (e.type === 'INTERNAL_ERROR') {
+    const code = textOf(e.code, 100);
+    const message = textOf(e.message, max);
+    if (message && code) return `${message} (${code})`.slice(0, max);
+    return message ?? (code ? `trigger.dev internal error (${code})` : null);
+  }
+  return textOf(e.message, max) ?? textOf(e.name, max) ?? textOf(e.raw, max);
+}
+
+function textOf(v: unknown, max: number): string | null {
+  return typeof v === 'string' && v.trim() !== '' ? v.slice(0, max) : null;
 }
 
 function failureFor(res: ApiResponse, what: string): { ok: false; failure: RuntimeFailure } {
