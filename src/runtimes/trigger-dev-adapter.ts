@@ -109,7 +109,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
       if ('refused' in fetched.value) {
         status = 'failed';
         error = fetched.value.refused;
-      } else output = fetched.value.output;
+      } else output = taskOutput(fetched.value.output);
     }
     if (status === 'failed' && error === null) {
       error = triggerErrorText(run.error) ?? STATUS_REASON[word] ?? `Run ended with status ${word}`;
@@ -183,7 +183,11 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     return { ok: true, value: events.map(toLogEntry) };
   }
 
-  /** Output above 512 KiB comes as a presigned object-store URL (⚠), fetched through the guarded client only. */
+  /**
+   * An output packet of 128 KiB or more comes as a presigned object-store URL (⚠), fetched through the guarded
+   * client only and decoded by its content type (presigned-output.ts); smaller ones come inline, already the plain
+   * value.
+   */
   #output(run: TriggerRun): ReturnType<typeof fetchPresignedOutput> {
     if (run.output !== undefined || typeof run.outputPresignedUrl !== 'string') return Promise.resolve({ ok: true, value: { output: run.output ?? null } });
     return fetchPresignedOutput(this.#http, this.#outbound, run.outputPresignedUrl);
@@ -206,6 +210,18 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     }
     return res;
   }
+}
+
+/**
+ * A task's return value as the run's output_data, which the contract types as an object or null (issue 36,
+ * decisions.md "Task return values"): an object is kept as it is; a string, number, boolean or array is wrapped as
+ * `{"value": …}`, so it is neither lost nor stored as something the API says cannot be there; nothing (undefined,
+ * null) is null.
+ */
+export function taskOutput(value: unknown): Record<string, unknown> | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  return { value };
 }
 
 /** Unique across deployments sharing one Trigger.dev project: this deployment's id and the run id. */

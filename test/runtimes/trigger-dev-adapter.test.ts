@@ -140,7 +140,47 @@ describe('Trigger.dev adapter: status', () => {
     expect(s).toMatchObject({ status: 'completed', output: { answer: 1, outputs: 3 }, error: null, startedAt, finishedAt, durationMs: 5000 });
   });
 
-  it('fetches output above 512 KiB from the presigned URL, without the secret key', async () => {
+  it('issue 36 item 1: an output packet of 128 KiB or more comes presigned as superjson {json, meta}; the value is its json part', async () => {
+    const id = await triggered(207);
+    // Exactly at the limit: superjson's packet `{"json":{…}}` is 128 KiB, so it is offloaded (>=).
+    const value = { outputs: 3, blob: '' };
+    value.blob = 'y'.repeat(128 * 1024 - Buffer.byteLength(JSON.stringify({ json: value })));
+    fake.completeRun(id, value);
+    fake.setRun(id, { outputMeta: { values: { at: ['Date'] } } });
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(fake.requestsTo(`/presigned/output/${id}`)).toHaveLength(1);
+    expect(s).toMatchObject({ status: 'completed', error: null });
+    expect(s.output).toEqual(value);
+  });
+
+  it('issue 36 item 1: a string of 128 KiB or more comes presigned as text/plain: completed, stored as {value}', async () => {
+    const id = await triggered(208);
+    const text = 'z'.repeat(200 * 1024);
+    fake.completeRun(id, text);
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(fake.requestsTo(`/presigned/output/${id}`)).toHaveLength(1);
+    expect(s).toMatchObject({ status: 'completed', error: null, runtimeStatus: 'COMPLETED' });
+    expect(s.output).toEqual({ value: text });
+  });
+
+  it.each([
+    ['a string', 'done'],
+    ['a number', 42],
+    ['a boolean', false],
+    ['an array', [1, { a: 2 }]],
+  ])('issue 36 (decisions.md "Task return values"): an inline return value that is %s is stored as {value}', async (_label, value) => {
+    const id = await triggered(209);
+    fake.completeRun(id, value);
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).output).toEqual({ value });
+  });
+
+  it('issue 36: a task that returns nothing has output null', async () => {
+    const id = await triggered(215);
+    fake.setRun(id, { status: 'COMPLETED', startedAt: new Date(), finishedAt: new Date() });
+    expect(expectOk(await adapter.fetchStatus(runtime, id))).toMatchObject({ status: 'completed', output: null });
+  });
+
+  it('fetches an offloaded output from the presigned URL, without the secret key', async () => {
     const id = await triggered(202);
     const big = { blob: 'x'.repeat(600 * 1024) };
     fake.completeRun(id, big);
