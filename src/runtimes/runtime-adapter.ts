@@ -56,6 +56,16 @@ export interface RuntimeFailure {
   retryable?: boolean;
   /** 429 only: when the runtime says its limit resets (Trigger.dev `x-ratelimit-reset`). */
   retryAt?: Date;
+  /**
+   * The runtime says it has no such run (Trigger.dev 404 on a run read). Right after our own trigger that can be
+   * replica lag; later it is final (poll-run.ts decides, issue 36 item 3).
+   */
+  notFound?: boolean;
+  /**
+   * Nothing reached the runtime (the connection was never made), so nothing can have been started by this call.
+   * Without it a failed call may have been acted on (a reset, a timeout or a proxy's 5xx after the request went).
+   */
+  notSent?: boolean;
 }
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: RuntimeFailure };

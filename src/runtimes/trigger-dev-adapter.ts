@@ -89,12 +89,16 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   }
 
   /**
-   * A 404 carrying `x-should-retry: true` is replica lag right after a trigger: reported as a retryable
-   * 'unreachable' failure (httpStatus 404), not as a missing run.
+   * A 404 is reported as `notFound` (issue 36 item 3): Trigger.dev puts `x-should-retry: true` on every 404 of this
+   * route, so that header says nothing about replica lag; the caller knows whether the run was triggered a moment
+   * ago (poll-run.ts).
    */
   async fetchStatus(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RemoteStatus>> {
     const res = await this.#api(runtime, 'GET', ['api', 'v3', 'runs', externalRunId], 'Trigger.dev retrieve run');
-    if (!res.ok) return res;
+    if (!res.ok) {
+      if (res.failure.httpStatus !== 404) return res;
+      return { ok: false, failure: { kind: 'rejected', httpStatus: 404, notFound: true, retryable: false, message: 'Trigger.dev retrieve run: the runtime has no such run (HTTP 404)' } };
+    }
     const run = res.value.json as TriggerRun;
     const word = typeof run.status === 'string' ? run.status : '';
     let status: MappedStatus | 'unknown' = STATUS[word] ?? 'unknown';
@@ -272,9 +276,7 @@ function failureFor(res: ApiResponse, what: string): { ok: false; failure: Runti
   const { status, headers } = res;
   const failure: RuntimeFailure = { kind: 'rejected', message: `${what}: ${runtimeMessage(res, `HTTP ${status}`)}`, httpStatus: status };
   if (status === 401 || status === 403) failure.message = `${what}: the runtime refused the secret key`;
-  else if (status === 404 && headers['x-should-retry'] === 'true') {
-    Object.assign(failure, { kind: 'unreachable', message: `${what}: run not visible yet (replica lag)`, retryable: true });
-  } else if (status === 429) {
+  else if (status === 429) {
     // Trigger.dev sends no Retry-After, only x-ratelimit-reset in epoch milliseconds (⚠).
     failure.retryable = true;
     const reset = Number(headers['x-ratelimit-reset']);

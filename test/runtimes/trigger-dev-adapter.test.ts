@@ -201,13 +201,14 @@ describe('Trigger.dev adapter: status', () => {
     expect(expectOk(await adapter.fetchStatus(runtime, id)).error).toBe('boom');
   });
 
-  it('treats a 404 with x-should-retry right after a trigger as transient', async () => {
+  it('issue 36 item 3: a 404 is `notFound` whatever its x-should-retry (every 404 of the route carries it); the caller decides', async () => {
     fake.setReplicaLag(1);
     const id = await triggered(204);
     fake.setReplicaLag(0);
-    expect(expectFailure(await adapter.fetchStatus(runtime, id))).toMatchObject({ kind: 'unreachable', httpStatus: 404, retryable: true });
+    expect(expectFailure(await adapter.fetchStatus(runtime, id))).toMatchObject({ kind: 'rejected', httpStatus: 404, notFound: true, retryable: false });
     expect(expectOk(await adapter.fetchStatus(runtime, id)).status).toBe('queued');
-    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_missing'))).toMatchObject({ kind: 'rejected', httpStatus: 404 });
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_missing'))).toMatchObject({ kind: 'rejected', httpStatus: 404, notFound: true });
+    expect(fake.requestsTo('/api/v3/runs/run_missing').length).toBe(1);
   });
 });
 
