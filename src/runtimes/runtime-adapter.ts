@@ -66,6 +66,11 @@ export interface RuntimeFailure {
    * Without it a failed call may have been acted on (a reset, a timeout or a proxy's 5xx after the request went).
    */
   notSent?: boolean;
+  /**
+   * A trigger whose answer was lost and could not be recovered in time (issue 36 item 2): the runtime may have
+   * started the run. The run is then left `queued` for recovery to find by its tag, never failed while it may run.
+   */
+  maybeStarted?: boolean;
 }
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: RuntimeFailure };

@@ -30,6 +30,11 @@ const STATUS: Record<string, MappedStatus> = {
   FAILED: 'failed', CRASHED: 'failed', SYSTEM_FAILURE: 'failed', EXPIRED: 'failed', TIMED_OUT: 'failed', INTERRUPTED: 'failed',
 };
 
+const TERMINAL_WORDS: ReadonlySet<string> = new Set(Object.entries(STATUS).filter(([, m]) => m === 'completed' || m === 'failed' || m === 'cancelled').map(([w]) => w));
+
+/** The runs list is asked for runs created from this long before the run's creation here (clock skew). */
+const LIST_CLOCK_SKEW_MS = 60_000;
+
 /** Reasons for terminal failures that Trigger.dev reports without an error object. */
 const STATUS_REASON: Record<string, string> = {
   EXPIRED: 'Run expired in the task runtime\'s queue before it started',
@@ -49,8 +54,19 @@ interface TriggerRun {
   finishedAt?: string;
 }
 
+/**
+ * How long a trigger is repeated with its idempotency key when its answer was lost, or waited for when Trigger.dev
+ * rate-limited it (issue 36 item 2). The caller of /trigger is waiting, so this is short; beyond it a lost answer is
+ * left to recovery, a 429 fails the run (nothing was created).
+ */
+export const TRIGGER_ANSWER_WINDOW_MS = 20_000;
+/** Pauses before the 2nd, 3rd, … attempt of a trigger whose answer was lost. */
+const TRIGGER_RETRY_DELAYS_MS = [500, 1_500, 4_000, 8_000];
+
 export interface TriggerDevAdapterOptions {
   http?: RuntimeHttp;
+  /** TRIGGER_ANSWER_WINDOW_MS unless a test shortens it. */
+  answerWindowMs?: number;
   /**
    * The SSRF-guarded client (ctx.outbound, handed in by the runtime registry) that fetches presigned output URLs.
    * Without one, such output is refused, never fetched unguarded.
@@ -64,24 +80,54 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   readonly supportsWaitpoints = true;
   readonly #http: RuntimeHttp;
   readonly #outbound: OutboundClient | null;
+  readonly #answerWindowMs: number;
 
   constructor(opts: TriggerDevAdapterOptions = {}) {
     this.#http = opts.http ?? new RuntimeHttp();
     this.#outbound = opts.outbound ?? null;
+    this.#answerWindowMs = opts.answerWindowMs ?? TRIGGER_ANSWER_WINDOW_MS;
   }
 
+  /**
+   * Issue 36 item 2. A trigger whose answer was lost after it was sent (a reset, a timeout, a proxy's 5xx) may have
+   * created the run: it is repeated with the same idempotency key within TRIGGER_ANSWER_WINDOW_MS — Trigger.dev
+   * answers `{id, isCached: true}` while that run lives, or creates it now if it never arrived. Past the window the
+   * failure says `maybeStarted` (start-run.ts leaves the run to recovery). A 429 created nothing: it is waited for
+   * when its `x-ratelimit-reset` falls inside the window, otherwise it fails the run with that reason. A connection
+   * that was never made created nothing either and fails at once.
+   */
   async invoke(args: InvokeArgs): Promise<Outcome<Invoked>> {
     const key = runKey(args.payload);
-    const res = await this.#api(args.runtime, 'POST', ['api', 'v1', 'tasks', args.target, 'trigger'], 'Trigger.dev trigger', {
+    const body = {
       payload: wirePayload(args.payload),
-      // The run's deployment-unique key as idempotency key (a trigger whose answer was lost can be repeated
-      // safely) and as a tag (a run whose bookkeeping was lost can be found: findRun).
+      // The run's deployment-unique key as idempotency key (a trigger whose answer was lost is repeated safely)
+      // and as a tag (a run whose bookkeeping was lost can be found: findRun).
       options: { idempotencyKey: key, tags: [runTag(key)], ttl: RUN_TTL },
-    });
-    if (!res.ok) return res;
-    const id = (res.value.json as { id?: unknown } | undefined)?.id;
-    if (typeof id !== 'string' || id === '') return fail('bad_response', 'Trigger.dev trigger: answer has no run id');
-    return { ok: true, value: { externalRunId: id } };
+    };
+    const deadline = Date.now() + this.#answerWindowMs;
+    let mayHaveActed = false;
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.#api(args.runtime, 'POST', ['api', 'v1', 'tasks', args.target, 'trigger'], 'Trigger.dev trigger', body);
+      if (res.ok) {
+        const id = (res.value.json as { id?: unknown } | undefined)?.id;
+        if (typeof id !== 'string' || id === '') return fail('bad_response', 'Trigger.dev trigger: answer has no run id');
+        return { ok: true, value: { externalRunId: id } };
+      }
+      const f = res.failure;
+      const rateLimited = f.httpStatus === 429;
+      mayHaveActed ||= f.retryable === true && !f.notSent && !rateLimited;
+      let pause: number | null = null;
+      if (rateLimited) pause = f.retryAt ? Math.max(0, f.retryAt.getTime() - Date.now()) : null;
+      else if (mayHaveActed && f.retryable) pause = TRIGGER_RETRY_DELAYS_MS[Math.min(attempt, TRIGGER_RETRY_DELAYS_MS.length - 1)]!;
+      if (pause === null || Date.now() + pause > deadline) {
+        if (mayHaveActed) {
+          return { ok: false, failure: { ...f, maybeStarted: true, message: `${f.message}; Trigger.dev may have started the run (repeated with its idempotency key for ${Math.round(this.#answerWindowMs / 1000)} s)` } };
+        }
+        if (rateLimited && f.retryAt) f.message = `${f.message} until ${f.retryAt.toISOString()}`;
+        return res;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   async invokeStream(_args: InvokeArgs): Promise<Outcome<StreamStart>> {
@@ -144,18 +190,27 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   /**
    * The run this deployment triggered for `marker`, found by its tag among the task's runs (one list call, made
    * only for a run whose trigger answer was lost). Listing starts nothing, unlike repeating the trigger with its
-   * idempotency key, which would start a run whose trigger never arrived, late (decisions.md).
+   * idempotency key, which would start a run whose trigger never arrived, late (decisions.md). Issue 36 item 4: the
+   * list covers the last 7 days unless told otherwise, so it is given the run's creation window (from a minute
+   * before its creation here: clocks differ). Two runs may carry the tag — after a failed run, the same key starts
+   * a new one (item 5) — so a live one is preferred, then the newest.
    */
   async findRun(runtime: RuntimeConnection, target: string, marker: RunMarker): Promise<Outcome<FoundRun | null>> {
     const tag = runTag(runKey(marker));
-    const query = { 'filter[tag]': tag, 'filter[taskIdentifier]': target, 'page[size]': '10' };
+    const query = {
+      'filter[tag]': tag, 'filter[taskIdentifier]': target, 'page[size]': '10',
+      'filter[createdAt][from]': String(marker.createdAt.getTime() - LIST_CLOCK_SKEW_MS),
+    };
     const res = await this.#api(runtime, 'GET', ['api', 'v1', 'runs'], 'Trigger.dev list runs', undefined, query);
     if (!res.ok) return res;
     const data = (res.value.json as { data?: unknown }).data;
     if (!Array.isArray(data)) return fail('bad_response', 'Trigger.dev list runs: answer has no data list');
-    const hit = (data as Array<{ id?: unknown; tags?: unknown; taskIdentifier?: unknown }>).find(
+    const hits = (data as Array<{ id?: unknown; tags?: unknown; taskIdentifier?: unknown; status?: unknown; createdAt?: unknown }>).filter(
       (r) => typeof r.id === 'string' && r.id !== '' && Array.isArray(r.tags) && r.tags.includes(tag) && r.taskIdentifier === target,
     );
+    const created = (r: { createdAt?: unknown }): number => runtimeDate(r.createdAt)?.getTime() ?? 0;
+    const live = (r: { status?: unknown }): boolean => typeof r.status === 'string' && !TERMINAL_WORDS.has(r.status);
+    const hit = hits.sort((a, b) => Number(live(b)) - Number(live(a)) || created(b) - created(a))[0];
     if (!hit) return { ok: true, value: null };
     const externalRunId = hit.id as string;
     const status = await this.fetchStatus(runtime, externalRunId);

@@ -171,6 +171,13 @@ export class TriggerDevFake extends FakeHttpServer {
     this.#lostAnswers = { remaining: times, how };
   }
 
+  /** Network faults, and this fake's own: lost trigger answers, list lag. */
+  override clearFaults(): void {
+    super.clearFaults();
+    this.#lostAnswers = null;
+    this.listLagMs = 0;
+  }
+
   /** Runs carrying `tag`, oldest first (a failed key's re-trigger adds a second one). */
   runsTagged(tag: string): FakeTriggerRun[] {
     return [...this.runs.values()].filter((r) => r.tags.includes(tag)).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());

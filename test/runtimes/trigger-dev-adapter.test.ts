@@ -104,6 +104,98 @@ describe('Trigger.dev adapter: trigger', () => {
   });
 });
 
+describe('issue 36 items 2 and 5: a lost trigger answer, a 429, a reused key', () => {
+  // Short enough for a test; TRIGGER_ANSWER_WINDOW_MS (20 s) in the service.
+  const quick = new TriggerDevAdapter({ http, outbound, answerWindowMs: 1_500 });
+  const tagOf = (runId: number): string => `ars_run:${runId}`;
+
+  it.each(['reset', 'bad-gateway'] as const)('an answer lost after the run was created (%s): repeated with the same key, the same run comes back', async (how) => {
+    fake.loseTriggerAnswers(1, how);
+    const before = fake.triggers().length;
+    const id = expectOk(await adapter.invoke({ runtime, target: 'agent-task', payload: payload(500) })).externalRunId;
+    expect(fake.runsTagged(tagOf(500)).map((r) => r.id)).toEqual([id]);
+    const sent = fake.triggers().slice(before);
+    expect(sent).toHaveLength(2);
+    expect(sent.map((r) => (r.body as { options: { idempotencyKey: string } }).options.idempotencyKey)).toEqual(['500', '500']);
+  });
+
+  it('answers lost for the whole window: a failure that says the run may have started (never a plain failure)', async () => {
+    fake.loseTriggerAnswers(20, 'bad-gateway');
+    const f = expectFailure(await quick.invoke({ runtime, target: 'agent-task', payload: payload(501) }));
+    expect(f).toMatchObject({ maybeStarted: true, httpStatus: 502 });
+    expect(f.message).toMatch(/may have started the run/);
+    expect(fake.runsTagged(tagOf(501))).toHaveLength(1); // Trigger.dev holds exactly one run
+  });
+
+  it('a connection that was never made created nothing: a plain failure at once, not repeated', async () => {
+    const before = fake.triggers().length;
+    const f = expectFailure(await quick.invoke({ runtime: { ...runtime, baseUrl: await unusedUrl() }, target: 'agent-task', payload: payload(502) }));
+    expect(f).toMatchObject({ kind: 'unreachable', notSent: true });
+    expect(f.maybeStarted).toBeUndefined();
+    expect(fake.triggers().length).toBe(before);
+  });
+
+  it('a 429 whose x-ratelimit-reset (epoch ms) falls inside the window is waited for, then the run is created once', async () => {
+    fake.rateLimit(1, Date.now() + 300);
+    const id = expectOk(await quick.invoke({ runtime, target: 'agent-task', payload: payload(503) })).externalRunId;
+    expect(fake.runsTagged(tagOf(503)).map((r) => r.id)).toEqual([id]);
+  });
+
+  it('a 429 whose reset is beyond the window fails at once with the reset time, having created nothing', async () => {
+    const resetAt = Date.now() + 60_000;
+    fake.rateLimit(1, resetAt);
+    const t0 = Date.now();
+    const f = expectFailure(await quick.invoke({ runtime, target: 'agent-task', payload: payload(504) }));
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(f).toMatchObject({ kind: 'rejected', httpStatus: 429 });
+    expect(f.maybeStarted).toBeUndefined();
+    expect(f.message).toContain(`until ${new Date(resetAt).toISOString()}`);
+    expect(fake.runsTagged(tagOf(504))).toHaveLength(0);
+  });
+
+  it('item 5: after FAILED the same key starts a new run with the same tag; after COMPLETED or CANCELED it stays cached', async () => {
+    const first = await triggered(505);
+    fake.setRun(first, { status: 'FAILED', error: { message: 'boom' } });
+    const second = await triggered(505);
+    expect(second).not.toBe(first);
+    expect(fake.runsTagged(tagOf(505)).map((r) => r.id)).toEqual([first, second]);
+    for (const word of ['COMPLETED', 'CANCELED'] as const) {
+      const id = await triggered(506 + (word === 'CANCELED' ? 1 : 0));
+      fake.setRun(id, { status: word });
+      expect(await triggered(506 + (word === 'CANCELED' ? 1 : 0))).toBe(id);
+    }
+  });
+
+  it('item 5: a task that fails at once while its answer is lost runs again on the repeat; the adapter follows the new run', async () => {
+    fake.registerTask('fails-fast', (run) => Object.assign(run, { status: 'FAILED', error: { message: 'no' } }));
+    fake.loseTriggerAnswers(1, 'reset');
+    const id = expectOk(await adapter.invoke({ runtime, target: 'fails-fast', payload: payload(508) })).externalRunId;
+    const runs = fake.runsTagged(tagOf(508));
+    expect(runs).toHaveLength(2);
+    expect(id).toBe(runs[1]!.id);
+  });
+
+  it('item 4: findRun gives the runs list the run\'s creation window and prefers the newest run with the tag', async () => {
+    const first = await triggered(509);
+    fake.setRun(first, { status: 'FAILED', createdAt: new Date(Date.now() - 1000) });
+    const second = await triggered(509);
+    const createdAt = new Date(Date.now() - 5_000);
+    const found = expectOk(await adapter.findRun(runtime, 'agent-task', { runId: 509, deploymentId: '', createdAt }));
+    expect(found?.externalRunId).toBe(second);
+    const list = fake.requestsTo('/api/v1/runs', 'GET').at(-1)!;
+    expect(list.query.get('filter[createdAt][from]')).toBe(String(createdAt.getTime() - 60_000));
+    expect(list.query.get('filter[tag]')).toBe('ars_run:509');
+  });
+
+  it('item 4: a run older than the list\'s default 7 days is still found (the creation window is sent)', async () => {
+    const id = await triggered(510);
+    const created = new Date(Date.now() - 8 * 24 * 60 * 60_000);
+    fake.setRun(id, { createdAt: created });
+    const found = expectOk(await adapter.findRun(runtime, 'agent-task', { runId: 510, deploymentId: '', createdAt: created }));
+    expect(found?.externalRunId).toBe(id);
+  });
+});
+
 describe('Trigger.dev adapter: status', () => {
   const cases: Array<[TriggerStatus, string]> = [
     ['PENDING_VERSION', 'queued'], ['QUEUED', 'queued'], ['DELAYED', 'queued'],
