@@ -263,7 +263,7 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     const headers = { authorization: `Bearer ${runtime.apiKey}`, 'x-trigger-api-version': TRIGGER_API_VERSION };
     const res = await this.#http.call({ method, url, headers, json, what });
     if (!res.ok) return res;
-    if (res.value.status < 200 || res.value.status >= 300) return failureFor(res.value, what);
+    if (res.value.status < 200 || res.value.status >= 300) return failureFor(res.value, what, runtime.apiKey);
     if (!res.value.isJson || typeof res.value.json !== 'object' || res.value.json === null) {
       return fail('bad_response', `${what}: answer is not a JSON object`);
     }
@@ -327,10 +327,18 @@ function textOf(v: unknown, max: number): string | null {
   return typeof v === 'string' && v.trim() !== '' ? v.slice(0, max) : null;
 }
 
-function failureFor(res: ApiResponse, what: string): { ok: false; failure: RuntimeFailure } {
+/**
+ * Issue 36 item 8: a preview environment's key (`tr_preview_…`) finds its environment only with the branch in
+ * `x-trigger-branch`. The runtime record carries no branch (decisions.md "Runtimes"): a preview branch lives as long
+ * as a pull request, a registered runtime much longer. Such a key is refused by Trigger.dev, and the failure says why.
+ */
+export const PREVIEW_KEY_REFUSED = 'the runtime refused the secret key: a preview-branch key (tr_preview_…) needs a branch, which runtimes do not carry; use the key of a development, staging or production environment';
+
+function failureFor(res: ApiResponse, what: string, apiKey: string): { ok: false; failure: RuntimeFailure } {
   const { status, headers } = res;
   const failure: RuntimeFailure = { kind: 'rejected', message: `${what}: ${runtimeMessage(res, `HTTP ${status}`)}`, httpStatus: status };
-  if (status === 401 || status === 403) failure.message = `${what}: the runtime refused the secret key`;
+  if (status === 401 && apiKey.startsWith('tr_preview_')) failure.message = `${what}: ${PREVIEW_KEY_REFUSED}`;
+  else if (status === 401 || status === 403) failure.message = `${what}: the runtime refused the secret key`;
   else if (status === 429) {
     // Trigger.dev sends no Retry-After, only x-ratelimit-reset in epoch milliseconds (⚠).
     failure.retryable = true;

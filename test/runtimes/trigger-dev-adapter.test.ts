@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
+import { PREVIEW_KEY_REFUSED, TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
 import { RuntimeHttp } from '../../src/runtimes/http.ts';
 import { createOutboundClient } from '../../src/lib/safe-http.ts';
 import type { Outcome, RuntimeConnection, RuntimeFailure, TaskPayload } from '../../src/runtimes/runtime-adapter.ts';
@@ -89,6 +89,21 @@ describe('Trigger.dev adapter: trigger', () => {
     expect(f).toMatchObject({ kind: 'rejected', httpStatus: 401 });
     expect(f.message).not.toContain('tr_dev_wrongwrongwrong');
     expect(expectFailure(await adapter.fetchStatus({ ...runtime, apiKey: null }, 'run_x')).kind).toBe('rejected');
+  });
+
+  it('issue 36 item 8: a preview-branch key (no branch header: Trigger.dev finds no environment) is refused with the reason', async () => {
+    const preview = new TriggerDevFake({ previewBranch: 'feature-x' });
+    await preview.start();
+    try {
+      preview.registerTask('agent-task');
+      expect(preview.secretKey).toMatch(/^tr_preview_/);
+      const f = expectFailure(await adapter.invoke({ runtime: { ...runtime, baseUrl: preview.url, apiKey: preview.secretKey }, target: 'agent-task', payload: payload(46) }));
+      expect(f).toMatchObject({ kind: 'rejected', httpStatus: 401 });
+      expect(f.message).toBe(`Trigger.dev trigger: ${PREVIEW_KEY_REFUSED}`);
+      expect(preview.triggers().at(-1)!.headers['x-trigger-branch']).toBeUndefined();
+    } finally {
+      await preview.stop();
+    }
   });
 
   it('maps a 429 to rejected with the reset time from x-ratelimit-reset', async () => {
