@@ -67,7 +67,8 @@ export class ServiceProcess {
 
   /** Starts the service and resolves once /readyz answers 200. */
   async start(): Promise<void> {
-    const port = await freePort();
+    // A caller that must know the port first (to set ARS_PUBLIC_URL) passes PORT.
+    const port = this.env.PORT ? Number(this.env.PORT) : await freePort();
     this.url = `http://127.0.0.1:${port}`;
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       cwd: ROOT,
