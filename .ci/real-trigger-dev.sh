@@ -47,6 +47,9 @@ if ! tool all > "$STATE.ci-setup.log" 2>&1; then
 fi
 echo "== real Trigger.dev $REF up in $(( $(date +%s) - started )) s"
 set -a; source "$STATE/credentials.env"; set +a
+# The service under test keeps its data on the machine's PostgreSQL (a database per suite, dropped after): PGlite's
+# start-up is CPU-heavy, and this suite shares two cores with Trigger.dev's webapp and worker.
+export TEST_DATABASE_URL="${TEST_DATABASE_URL:-${CI_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432}/postgres}"
 REAL_TRIGGER_DEV_URL="$TRIGGER_API_URL" REAL_TRIGGER_DEV_SECRET_KEY="$TRIGGER_SECRET_KEY" \
   REAL_TRIGGER_DEV_ACCESS_TOKEN="$TRIGGER_ACCESS_TOKEN" REAL_TRIGGER_DEV_PROJECT_REF="$TRIGGER_PROJECT_REF" \
   REAL_TRIGGER_DEV_VERSION="$REF" REAL_TRIGGER_DEV_TASKS="$TASKS" REAL_TRIGGER_DEV_DB="postgresql://postgres@127.0.0.1:5442/tdreal_main" \

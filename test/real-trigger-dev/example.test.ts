@@ -34,7 +34,7 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`examples/trigger-dev on a real Trigger.dev
     expect(conn.status, JSON.stringify(conn.json)).toBe(201);
     // What the example's README has the operator set in the Trigger.dev project's environment.
     setTaskKeys({ 'review-refund': agent.agentKey, PAYMENTS_API_URL: `http://127.0.0.1:${(payments.address() as AddressInfo).port}` });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await s?.service.stop();

@@ -61,7 +61,7 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: recovery and the runtime's edges
     const rt = await s.service.api('PATCH', `/api/admin/runtimes/${s.runtimeId}`, { base_url: proxyUrl });
     expect(rt.status, JSON.stringify(rt.json)).toBe(200);
     agent = await createAgent(s, 'slow', 'ars-slow', { poll_interval_s: 10 });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     for (const release of held.splice(0)) release();

@@ -38,7 +38,7 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: the task runtime against a real 
     // The alert test's agent polls once an hour: only the alert can end its run within the test.
     agents['ars-fail-alerted'] = await createAgent(s, 'ars-fail-alerted', 'ars-fail', { poll_interval_s: 3600 });
     setTaskKeys({ 'ars-wait': agents['ars-wait']!.agentKey });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await s?.service.stop();
