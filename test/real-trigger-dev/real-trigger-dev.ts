@@ -53,6 +53,14 @@ export const tdRun = async (id: string): Promise<TdRun> => (await tdApi<TdRun>('
 const FINAL = ['COMPLETED', 'CANCELED', 'FAILED', 'CRASHED', 'SYSTEM_FAILURE', 'EXPIRED', 'TIMED_OUT'];
 export const tdFinished = (id: string, ms = 60_000): Promise<TdRun> => eventually(() => tdRun(id), (r) => FINAL.includes(r.status), ms);
 
+/**
+ * Whether Trigger.dev's runs list answers: v4.4.3 falls back to PostgreSQL; v4.5.x serves it only from ClickHouse,
+ * which the tool cannot install, and answers 500.
+ */
+export async function runsListWorks(): Promise<boolean> {
+  return (await tdApi('GET', '/api/v1/runs?page[size]=1')).status === 200;
+}
+
 /** The runs Trigger.dev holds with a tag (its runs list: PostgreSQL on v4.4.3). */
 export async function tdRunsTagged(tag: string): Promise<Array<{ id: string; status: string }>> {
   const res = await tdApi<{ data: Array<{ id: string; status: string }> }>('GET', `/api/v1/runs?filter[tag]=${encodeURIComponent(tag)}&page[size]=20`);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceProcess, sleep } from '../faults/service-process.ts';
 import {
-  createAgent, eventually, NO_REAL_TRIGGER_DEV, startServiceOnTriggerDev, tdApi, tdRun, tdRunsTagged, TD_URL, TD_VERSION,
+  createAgent, eventually, NO_REAL_TRIGGER_DEV, runsListWorks, startServiceOnTriggerDev, tdApi, tdRun, tdRunsTagged, TD_URL, TD_VERSION,
   type CreatedAgent, type ServiceOnTriggerDev,
 } from './real-trigger-dev.ts';
 
@@ -19,6 +19,8 @@ const ENV = { ARS_RUN_LEASE_MS: '3000', ARS_SWEEP_INTERVAL_MS: '500' };
 /** What the proxy does with the answer to the next trigger (after Trigger.dev has created the run). */
 let onTriggerAnswer: 'pass' | 'hold' | 'reset' = 'pass';
 const held: Array<() => void> = [];
+/** The last run id Trigger.dev answered a trigger with, whether or not the answer reached the service. */
+let lastTriggered = '';
 let proxy: Server;
 let proxyUrl = '';
 
@@ -26,6 +28,7 @@ async function forward(method: string, url: string, headers: Record<string, stri
   const upstream = await fetch(`${TD_URL}${url}`, { method, headers, body: method === 'GET' ? undefined : body.toString('utf8') });
   const text = Buffer.from(await upstream.arrayBuffer());
   const isTrigger = method === 'POST' && /\/api\/v1\/tasks\/[^/]+\/trigger$/.test(url);
+  if (isTrigger && upstream.ok) lastTriggered = (JSON.parse(text.toString('utf8')) as { id: string }).id;
   if (isTrigger && onTriggerAnswer === 'reset') {
     onTriggerAnswer = 'pass';
     res.socket?.destroy();
@@ -38,6 +41,7 @@ async function forward(method: string, url: string, headers: Record<string, stri
 
 let s: ServiceOnTriggerDev;
 let agent: CreatedAgent;
+let listWorks = true;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- black-box JSON, read field by field in the tests
 const adminRun = async (id: number): Promise<any> => (await s.service.api('GET', `/api/admin/runs/${id}`)).json;
 const tagOfRun = async (externalRunId: string, runId: number): Promise<string> =>
@@ -61,6 +65,8 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: recovery and the runtime's edges
     const rt = await s.service.api('PATCH', `/api/admin/runtimes/${s.runtimeId}`, { base_url: proxyUrl });
     expect(rt.status, JSON.stringify(rt.json)).toBe(200);
     agent = await createAgent(s, 'slow', 'ars-slow', { poll_interval_s: 10 });
+    listWorks = await runsListWorks();
+    console.log(`[real Trigger.dev ${TD_VERSION}] runs list ${listWorks ? 'answers' : 'does not answer (ClickHouse only)'}`);
   }, 240_000);
 
   afterAll(async () => {
@@ -90,9 +96,20 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: recovery and the runtime's edges
     const runs = await s.service.api('GET', `/api/admin/runs?agent_id=${agent.id}`);
     expect(runs.json.data).toHaveLength(1); // the run was written before the call to Trigger.dev
     const runId = runs.json.data[0].runId as number;
+    if (!listWorks) {
+      // Recovery cannot look the run up: it stays queued (its task runs on at Trigger.dev), and its run detail says
+      // why, until the queued timeout ends it — never failed as "never arrived" while it may run.
+      const noted = await eventually(() => adminRun(runId), (r) => typeof r.runtime_note === 'string', 60_000);
+      console.log(`[real Trigger.dev ${TD_VERSION}] killed between trigger and record, no runs list: ${noted.status}; ${noted.runtime_note}`);
+      expect(noted).toMatchObject({ status: 'queued', external_run_id: null });
+      expect(noted.runtime_note).toMatch(/could not be asked for it: Trigger\.dev list runs: /);
+      expect((await eventually(() => tdRun(lastTriggered), (r) => r.status === 'COMPLETED', 60_000)).status).toBe('COMPLETED');
+      return;
+    }
     const run = await eventually(() => adminRun(runId), (r) => !['queued', 'running', 'waiting'].includes(r.status), 90_000);
     console.log(`[real Trigger.dev ${TD_VERSION}] killed between trigger and record: run ${run.status} ${Date.now() - restart} ms after the restart`);
     expect(run).toMatchObject({ status: 'completed', output_data: { sleptSeconds: 3, runId }, runtime_note: expect.stringMatching(/found at the task runtime by its tag/) });
+    expect(run.external_run_id).toBe(lastTriggered);
     expect(await tdRunsTagged(await tagOfRun(run.external_run_id, runId))).toHaveLength(1);
   }, 180_000);
 
@@ -102,8 +119,8 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: recovery and the runtime's edges
     expect(res.status).toBe(201);
     const runId = ((await res.json()) as { runId: number }).runId;
     const run = await adminRun(runId);
-    expect(run.external_run_id).toMatch(/^run_/);
-    expect(await tdRunsTagged(await tagOfRun(run.external_run_id, runId))).toHaveLength(1);
+    expect(run.external_run_id).toBe(lastTriggered);
+    if (listWorks) expect(await tdRunsTagged(await tagOfRun(run.external_run_id, runId))).toHaveLength(1);
     const done = await eventually(() => adminRun(runId), (r) => r.status === 'completed', 60_000);
     expect(done.output_data).toEqual({ sleptSeconds: 1, runId });
   }, 120_000);
@@ -122,7 +139,7 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: recovery and the runtime's edges
     const again = await tdApi('POST', '/api/v1/tasks/ars-fail/trigger', body);
     expect(again.json).toMatchObject({ isCached: false });
     expect(again.json.id).not.toBe(first.json.id);
-    expect((await tdRunsTagged(key)).map((r) => r.id).sort()).toEqual([first.json.id, again.json.id].sort());
+    if (listWorks) expect((await tdRunsTagged(key)).map((r) => r.id).sort()).toEqual([first.json.id, again.json.id].sort());
 
     const okKey = `${key}-ok`;
     const done = await tdApi('POST', '/api/v1/tasks/ars-echo/trigger', { payload: { runId: 0, input: {} }, options: { idempotencyKey: okKey } });
@@ -131,7 +148,11 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: recovery and the runtime's edges
     expect((await tdApi('POST', '/api/v1/tasks/ars-echo/trigger', { payload: { runId: 0, input: {} }, options: { idempotencyKey: okKey } })).json).toEqual({ id: done.json.id, isCached: true });
   }, 150_000);
 
-  it('item 4: the runs list takes a creation window (filter[createdAt][from], epoch ms)', async () => {
+  it('item 4: the runs list takes a creation window (filter[createdAt][from], epoch ms) — or, on v4.5 here, answers 500', async () => {
+    if (!listWorks) {
+      expect((await tdApi('GET', `/api/v1/runs?filter[tag]=x&filter[createdAt][from]=${Date.now()}`)).status).toBe(500);
+      return;
+    }
     const key = `ars-item4-${Date.now()}`;
     const created = await tdApi('POST', '/api/v1/tasks/ars-echo/trigger', { payload: { runId: 0, input: {} }, options: { tags: [key] } });
     const list = async (from: number) =>
