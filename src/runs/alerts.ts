@@ -14,6 +14,7 @@ import { constantTimeEqual } from '../lib/secrets.ts';
 import { sealedAt } from '../storage/sealed-columns.ts';
 import { parseJson } from '../runtimes/http.ts';
 import { findUnstorable } from '../lib/storable-json.ts';
+import { triggerErrorText } from '../runtimes/trigger-dev-adapter.ts';
 
 export interface InboundAlert {
   runtimeId: number | null;
@@ -114,31 +115,30 @@ function signatureMatches(rawBody: Buffer, secret: string, presented: string | n
   return timingSafeEqual(expected, Buffer.from(presented, 'hex'));
 }
 
-interface TriggerAlertError {
-  message?: unknown;
-  name?: unknown;
-}
-
 interface TriggerAlertBody {
   id?: unknown;
   type?: unknown;
-  object?: { task?: { id?: unknown }; run?: { id?: unknown; status?: unknown; error?: TriggerAlertError } };
+  /** The run's TaskRunError, tagged by `type` (issue 36 item 6): triggerErrorText reads each kind. */
+  object?: { task?: { id?: unknown }; run?: { id?: unknown; status?: unknown; error?: unknown } };
   /** Legacy ("v1") channels: no id, no type, no object; the task, the run and its error at the top. */
   task?: { id?: unknown };
   run?: { id?: unknown };
-  error?: TriggerAlertError;
+  error?: unknown;
 }
 
 /**
- * `alert.run.failed`, or the legacy channels' shape (runtimes.md). Other alert types (deployments) are ignored. A
- * legacy alert has no id of its own; it is sent for a failed run only, so the run id is its dedupe key.
+ * `alert.run.failed`, or the legacy channels' shape (runtimes.md). Alerts that are not about a run — deployment
+ * alerts, typed (`alert.deployment.*`) or on a legacy channel (`{deployment, …}`: no type, id or run) — are
+ * acknowledged and ignored (issue 36 item 7): a 400 would make Trigger.dev send each one three times. A legacy
+ * alert has no id of its own; it is sent for a failed run only, so the run id is its dedupe key.
  */
 function parseTriggerDevAlert(value: object): ParsedAlert | AlertOutcome {
   const body = value as TriggerAlertBody;
-  if (body.type === undefined && body.object === undefined && body.run !== undefined) {
+  if (body.type === undefined && body.object === undefined) {
+    if (body.run === undefined || body.run === null) return { kind: 'ignored', reason: 'a legacy-channel alert that is not about a run (a deployment alert)' };
     const runId = idOf(body.run.id, 'run.id');
     if (typeof runId !== 'string') return runId;
-    const message = textOf(body.error?.message) ?? textOf(body.error?.name) ?? 'Run failed in the runtime';
+    const message = triggerErrorText(body.error, MAX_ERROR_CHARS) ?? 'Run failed in the runtime';
     return { alertId: `run:${runId}`, externalRunId: runId, to: 'failed', error: message, owner: taskOwner(body.task?.id) };
   }
   if (body.type !== undefined && body.type !== 'alert.run.failed') return { kind: 'ignored', reason: `alert type ${String(body.type)} is not about a run failure` };
@@ -150,7 +150,7 @@ function parseTriggerDevAlert(value: object): ParsedAlert | AlertOutcome {
   const status = typeof run?.status === 'string' ? run.status : 'FAILED';
   // Trigger.dev sends no alert for CANCELED; should one ever come, the run is cancelled, not failed.
   const to = status === 'CANCELED' ? 'cancelled' : 'failed';
-  const message = textOf(run?.error?.message) ?? textOf(run?.error?.name) ?? `Run ended with status ${status} in the runtime`;
+  const message = triggerErrorText(run?.error, MAX_ERROR_CHARS) ?? `Run ended with status ${status} in the runtime`;
   return { alertId, externalRunId: runId, to, error: message, owner: taskOwner(body.object?.task?.id) };
 }
 

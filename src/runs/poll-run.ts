@@ -22,6 +22,17 @@ export type PollOutcome =
   | { kind: 'no_runtime' };
 
 /**
+ * A run the runtime says it does not have is taken for replica lag this long after its creation here (issue 36 item
+ * 3): Trigger.dev reads runs from a replica, a moment behind the trigger. Later the 404 is final — a key of another
+ * environment, a wrong base URL, a registered id that never existed — and the run ends with that reason instead of
+ * being polled until a timeout.
+ */
+export const RUN_NOT_VISIBLE_GRACE_MS = 30_000;
+
+export const runNotFoundReason = (externalRunId: string): string =>
+  `the task runtime has no run "${externalRunId.slice(0, 100)}" (HTTP 404): its key is of another environment or project, its base URL is wrong, or the id never existed there`;
+
+/**
  * The runtime's own words for "paused, not executing" (Trigger.dev WAITING, or FROZEN in the legacy vocabulary;
  * n8n `waiting`). The adapters map these to `running`; spec part 3 rules 3 and 4 need the difference.
  */
@@ -38,10 +49,19 @@ export async function pollRun(
   const res = await adapter.fetchStatus(runtime, run.external_run_id);
   if (!res.ok) {
     const f = res.failure;
-    // Trigger.dev answers 404 + x-should-retry right after a trigger (replica lag): the next tick retries.
+    if (f.notFound && ctx.clock.now().getTime() - new Date(run.created_at).getTime() >= RUN_NOT_VISIBLE_GRACE_MS) {
+      const now = ctx.clock.now();
+      const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: runNotFoundReason(run.external_run_id) }, { via: 'poll' });
+      ctx.metrics.transitioned('poll', result);
+      if (result.kind !== 'applied') await releasePollLease(ctx.db, run.id);
+      else ctx.runWatch.publishRun(result.run);
+      ctx.log.warn({ runId: run.id, runtimeId: runtime.id }, `status poll: ${f.message}; the run is failed`);
+      return { kind: 'terminal', result };
+    }
+    // A 404 right after the trigger is replica lag; a blip or a 429 is retried too (a 429 at its reset time).
     if (f.retryAt) await deferPoll(ctx.db, run.id, f.retryAt);
     else await releasePollLease(ctx.db, run.id);
-    const level = f.retryable ? 'debug' : 'warn';
+    const level = f.retryable || f.notFound ? 'debug' : 'warn';
     ctx.log[level]({ runId: run.id, failure: f.kind, httpStatus: f.httpStatus }, `status poll failed: ${f.message}`);
     return { kind: 'unavailable', message: f.message };
   }

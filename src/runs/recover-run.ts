@@ -5,9 +5,8 @@
 // from the runtime's record, or followed by the poller until it finishes.
 import type { AppContext } from '../context.ts';
 import type { FoundRun, RuntimeAdapter, RuntimeConnection } from '../runtimes/runtime-adapter.ts';
-import { adoptFoundRun, claimLostRuns, dropLease, type LostRun } from './run-leases.ts';
+import { adoptFoundRun, claimLostRuns, dropLease, noteRuntime, type LostRun } from './run-leases.ts';
 import { applyRemoteStatus, type PollOutcome } from './poll-run.ts';
-import { transition } from './run-transitions.ts';
 import { noteUnrecordedExternalId } from './start-run.ts';
 import { belongsTo } from './run-ownership.ts';
 
@@ -19,14 +18,20 @@ const BATCH = 20;
 const CONCURRENCY = 4;
 /** A run not found (yet) is looked at again after this (a list may lag; a call may still be on its way). */
 export const RECOVERY_RETRY_MS = 10_000;
-/**
- * A task run that its runtime still does not show this long after it was created never got there (the trigger
- * failed before reaching it): failed now instead of at the queued timeout. Long enough for the runtime's replica
- * lag on lists.
- */
-export const TRIGGER_NEVER_ARRIVED_MS = 120_000;
 
-export const TRIGGER_NEVER_ARRIVED_REASON = 'the task runtime has no record of this run: its trigger never reached it';
+/**
+ * Issue 36 item 4: a task run its runtime does not list is not declared "never arrived" — Trigger.dev's runs list
+ * is served from ClickHouse, behind the main database, and misses runs waiting in its overload buffer, so absence
+ * there proves nothing. The run is looked for until its queued timeout ends it; meanwhile the admin run detail
+ * says why it is still queued.
+ */
+export const TASK_NOT_LISTED_NOTE =
+  "This run's trigger answer was lost (a crash, a restart or the network); the task runtime does not list a run with its tag yet. " +
+  'Its runs list may lag, so the run is looked for again every 10 s until the queued timeout ends it.';
+export const taskLookupFailedNote = (message: string): string =>
+  `This run's trigger answer was lost, and the task runtime could not be asked for it: ${message.slice(0, 300)}. ` +
+  'It is asked again every 10 s until the queued timeout ends the run.';
+export const TASK_RECOVERED_NOTE = "This run's trigger answer was lost; the run was found at the task runtime by its tag and followed from there.";
 export const HELD_CALL_LOST_NOTE =
   "This instance lost its held call to n8n (a restart or a crash); the run was finished from n8n's execution record. " +
   "n8n does not keep what the Respond to Webhook node sent, so output_data is the last node's output.";
@@ -35,7 +40,6 @@ export type RecoveryOutcome =
   | { kind: 'adopted'; externalRunId: string; outcome: PollOutcome }
   | { kind: 'foreign'; outcome: PollOutcome } // found, but another task's or workflow's run: failed, not adopted
   | { kind: 'not_found' } // looked at again after RECOVERY_RETRY_MS
-  | { kind: 'never_arrived' } // a task run failed: its trigger never reached the runtime
   | { kind: 'unavailable'; message: string } // the runtime did not answer usefully; looked again later
   | { kind: 'no_runtime' };
 
@@ -70,19 +74,17 @@ export async function recoverRun(ctx: AppContext, lost: LostRun): Promise<Recove
   }
   const adapter = ctx.runtimes.get(runtime.kind);
   const looked = await lookUp(ctx, adapter, runtime, lost);
+  const taskLookup = !adapter.supportsSyncInvoke && !run.external_run_id;
   if (!looked.ok) {
     ctx.log.warn({ runId: run.id, failure: looked.failure.kind }, `run recovery: the runtime did not answer: ${looked.failure.message}`);
+    // A runtime whose runs list fails (Trigger.dev v4.5 without ClickHouse answers 500): the run detail says so.
+    if (taskLookup) await noteRuntime(ctx.db, run.id, { note: taskLookupFailedNote(looked.failure.message), externalRunId: null });
     return { kind: 'unavailable', message: looked.failure.message };
   }
   const now = ctx.clock.now();
   const found = looked.value;
   if (!found) {
-    if (!adapter.supportsSyncInvoke && now.getTime() - new Date(run.created_at).getTime() > TRIGGER_NEVER_ARRIVED_MS) {
-      const result = await transition(ctx.db, run.id, 'terminal', 'failed', now, { error: TRIGGER_NEVER_ARRIVED_REASON }, { via: 'recovery' });
-      if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
-      ctx.metrics.transitioned('recovery', result);
-      return { kind: 'never_arrived' };
-    }
+    if (taskLookup) await noteRuntime(ctx.db, run.id, { note: TASK_NOT_LISTED_NOTE, externalRunId: null });
     ctx.log.debug({ runId: run.id }, 'run recovery: not at the runtime yet');
     return { kind: 'not_found' };
   }
@@ -95,7 +97,7 @@ export async function recoverRun(ctx: AppContext, lost: LostRun): Promise<Recove
     // have said at once how the run ended, so the first poll comes soon (at most 10 s, the shortest interval an agent
     // may have) rather than a whole interval later; then the agent's own interval.
     const nextPollAt = new Date(now.getTime() + Math.min(lost.pollIntervalS, RECOVERED_FIRST_POLL_S) * 1000);
-    const note = adapter.supportsSyncInvoke ? HELD_CALL_LOST_NOTE : null;
+    const note = adapter.supportsSyncInvoke ? HELD_CALL_LOST_NOTE : taskLookup ? TASK_RECOVERED_NOTE : null;
     const adopted = await adoptFoundRun(ctx.db, run.id, { externalRunId: found.externalRunId, note, nextPollAt }, now);
     noteUnrecordedExternalId(ctx, { id: run.id, external_run_id: adopted?.external_run_id ?? null }, found.externalRunId);
   }

@@ -124,6 +124,15 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
   });
   if (!res.ok) {
     held?.release();
+    if (res.failure.maybeStarted && !adapter.supportsSyncInvoke) {
+      // Issue 36 item 2: the runtime may have started it (its answer was lost and could not be had again in time).
+      // Failing the run now could leave its task running on: the lease is handed back instead, and recovery finds
+      // the run by its tag (or the queued timeout ends it).
+      releaseLease();
+      await ctx.leases.handBack([run.id]);
+      ctx.log.warn({ runId: run.id, agentId: run.agent_id }, `runtime trigger answer lost; the run is left to recovery: ${res.failure.message}`);
+      return { ok: true, run, invoked: { externalRunId: null }, prepared };
+    }
     releaseLease();
     return failStart(ctx, run, invokeFailureReason(res.failure));
   }

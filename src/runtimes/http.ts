@@ -180,7 +180,7 @@ const CONNECTION_LOST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_E
 /** Maps a thrown transport error to a failure. Uses error codes only: messages could echo a signed URL. */
 export function transportFailure(err: unknown, what: string): RuntimeFailure {
   const code = errorCode(err);
-  if (UNREACHABLE.has(code)) return { kind: 'unreachable', message: `${what}: cannot connect (${code})`, retryable: true };
+  if (UNREACHABLE.has(code)) return { kind: 'unreachable', message: `${what}: cannot connect (${code})`, retryable: true, notSent: true };
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return { kind: 'timeout', message: `${what}: runtime stopped answering (${code})`, retryable: true };
   }

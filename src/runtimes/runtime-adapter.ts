@@ -56,6 +56,21 @@ export interface RuntimeFailure {
   retryable?: boolean;
   /** 429 only: when the runtime says its limit resets (Trigger.dev `x-ratelimit-reset`). */
   retryAt?: Date;
+  /**
+   * The runtime says it has no such run (Trigger.dev 404 on a run read). Right after our own trigger that can be
+   * replica lag; later it is final (poll-run.ts decides, issue 36 item 3).
+   */
+  notFound?: boolean;
+  /**
+   * Nothing reached the runtime (the connection was never made), so nothing can have been started by this call.
+   * Without it a failed call may have been acted on (a reset, a timeout or a proxy's 5xx after the request went).
+   */
+  notSent?: boolean;
+  /**
+   * A trigger whose answer was lost and could not be recovered in time (issue 36 item 2): the runtime may have
+   * started the run. The run is then left `queued` for recovery to find by its tag, never failed while it may run.
+   */
+  maybeStarted?: boolean;
 }
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: RuntimeFailure };

@@ -30,6 +30,11 @@ const STATUS: Record<string, MappedStatus> = {
   FAILED: 'failed', CRASHED: 'failed', SYSTEM_FAILURE: 'failed', EXPIRED: 'failed', TIMED_OUT: 'failed', INTERRUPTED: 'failed',
 };
 
+const TERMINAL_WORDS: ReadonlySet<string> = new Set(Object.entries(STATUS).filter(([, m]) => m === 'completed' || m === 'failed' || m === 'cancelled').map(([w]) => w));
+
+/** The runs list is asked for runs created from this long before the run's creation here (clock skew). */
+const LIST_CLOCK_SKEW_MS = 60_000;
+
 /** Reasons for terminal failures that Trigger.dev reports without an error object. */
 const STATUS_REASON: Record<string, string> = {
   EXPIRED: 'Run expired in the task runtime\'s queue before it started',
@@ -44,13 +49,24 @@ interface TriggerRun {
   status?: string;
   output?: unknown;
   outputPresignedUrl?: string;
-  error?: { message?: string; name?: string };
+  error?: unknown;
   startedAt?: string;
   finishedAt?: string;
 }
 
+/**
+ * How long a trigger is repeated with its idempotency key when its answer was lost, or waited for when Trigger.dev
+ * rate-limited it (issue 36 item 2). The caller of /trigger is waiting, so this is short; beyond it a lost answer is
+ * left to recovery, a 429 fails the run (nothing was created).
+ */
+export const TRIGGER_ANSWER_WINDOW_MS = 20_000;
+/** Pauses before the 2nd, 3rd, … attempt of a trigger whose answer was lost. */
+const TRIGGER_RETRY_DELAYS_MS = [500, 1_500, 4_000, 8_000];
+
 export interface TriggerDevAdapterOptions {
   http?: RuntimeHttp;
+  /** TRIGGER_ANSWER_WINDOW_MS unless a test shortens it. */
+  answerWindowMs?: number;
   /**
    * The SSRF-guarded client (ctx.outbound, handed in by the runtime registry) that fetches presigned output URLs.
    * Without one, such output is refused, never fetched unguarded.
@@ -64,24 +80,54 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   readonly supportsWaitpoints = true;
   readonly #http: RuntimeHttp;
   readonly #outbound: OutboundClient | null;
+  readonly #answerWindowMs: number;
 
   constructor(opts: TriggerDevAdapterOptions = {}) {
     this.#http = opts.http ?? new RuntimeHttp();
     this.#outbound = opts.outbound ?? null;
+    this.#answerWindowMs = opts.answerWindowMs ?? TRIGGER_ANSWER_WINDOW_MS;
   }
 
+  /**
+   * Issue 36 item 2. A trigger whose answer was lost after it was sent (a reset, a timeout, a proxy's 5xx) may have
+   * created the run: it is repeated with the same idempotency key within TRIGGER_ANSWER_WINDOW_MS — Trigger.dev
+   * answers `{id, isCached: true}` while that run lives, or creates it now if it never arrived. Past the window the
+   * failure says `maybeStarted` (start-run.ts leaves the run to recovery). A 429 created nothing: it is waited for
+   * when its `x-ratelimit-reset` falls inside the window, otherwise it fails the run with that reason. A connection
+   * that was never made created nothing either and fails at once.
+   */
   async invoke(args: InvokeArgs): Promise<Outcome<Invoked>> {
     const key = runKey(args.payload);
-    const res = await this.#api(args.runtime, 'POST', ['api', 'v1', 'tasks', args.target, 'trigger'], 'Trigger.dev trigger', {
+    const body = {
       payload: wirePayload(args.payload),
-      // The run's deployment-unique key as idempotency key (a trigger whose answer was lost can be repeated
-      // safely) and as a tag (a run whose bookkeeping was lost can be found: findRun).
+      // The run's deployment-unique key as idempotency key (a trigger whose answer was lost is repeated safely)
+      // and as a tag (a run whose bookkeeping was lost can be found: findRun).
       options: { idempotencyKey: key, tags: [runTag(key)], ttl: RUN_TTL },
-    });
-    if (!res.ok) return res;
-    const id = (res.value.json as { id?: unknown } | undefined)?.id;
-    if (typeof id !== 'string' || id === '') return fail('bad_response', 'Trigger.dev trigger: answer has no run id');
-    return { ok: true, value: { externalRunId: id } };
+    };
+    const deadline = Date.now() + this.#answerWindowMs;
+    let mayHaveActed = false;
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.#api(args.runtime, 'POST', ['api', 'v1', 'tasks', args.target, 'trigger'], 'Trigger.dev trigger', body);
+      if (res.ok) {
+        const id = (res.value.json as { id?: unknown } | undefined)?.id;
+        if (typeof id !== 'string' || id === '') return fail('bad_response', 'Trigger.dev trigger: answer has no run id');
+        return { ok: true, value: { externalRunId: id } };
+      }
+      const f = res.failure;
+      const rateLimited = f.httpStatus === 429;
+      mayHaveActed ||= f.retryable === true && !f.notSent && !rateLimited;
+      let pause: number | null = null;
+      if (rateLimited) pause = f.retryAt ? Math.max(0, f.retryAt.getTime() - Date.now()) : null;
+      else if (mayHaveActed && f.retryable) pause = TRIGGER_RETRY_DELAYS_MS[Math.min(attempt, TRIGGER_RETRY_DELAYS_MS.length - 1)]!;
+      if (pause === null || Date.now() + pause > deadline) {
+        if (mayHaveActed) {
+          return { ok: false, failure: { ...f, maybeStarted: true, message: `${f.message}; Trigger.dev may have started the run (repeated with its idempotency key for ${Math.round(this.#answerWindowMs / 1000)} s)` } };
+        }
+        if (rateLimited && f.retryAt) f.message = `${f.message} until ${f.retryAt.toISOString()}`;
+        return res;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   async invokeStream(_args: InvokeArgs): Promise<Outcome<StreamStart>> {
@@ -89,12 +135,16 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   }
 
   /**
-   * A 404 carrying `x-should-retry: true` is replica lag right after a trigger: reported as a retryable
-   * 'unreachable' failure (httpStatus 404), not as a missing run.
+   * A 404 is reported as `notFound` (issue 36 item 3): Trigger.dev puts `x-should-retry: true` on every 404 of this
+   * route, so that header says nothing about replica lag; the caller knows whether the run was triggered a moment
+   * ago (poll-run.ts).
    */
   async fetchStatus(runtime: RuntimeConnection, externalRunId: string): Promise<Outcome<RemoteStatus>> {
     const res = await this.#api(runtime, 'GET', ['api', 'v3', 'runs', externalRunId], 'Trigger.dev retrieve run');
-    if (!res.ok) return res;
+    if (!res.ok) {
+      if (res.failure.httpStatus !== 404) return res;
+      return { ok: false, failure: { kind: 'rejected', httpStatus: 404, notFound: true, retryable: false, message: 'Trigger.dev retrieve run: the runtime has no such run (HTTP 404)' } };
+    }
     const run = res.value.json as TriggerRun;
     const word = typeof run.status === 'string' ? run.status : '';
     let status: MappedStatus | 'unknown' = STATUS[word] ?? 'unknown';
@@ -109,10 +159,10 @@ export class TriggerDevAdapter implements RuntimeAdapter {
       if ('refused' in fetched.value) {
         status = 'failed';
         error = fetched.value.refused;
-      } else output = fetched.value.output;
+      } else output = taskOutput(fetched.value.output);
     }
     if (status === 'failed' && error === null) {
-      error = run.error?.message?.slice(0, 500) || run.error?.name || STATUS_REASON[word] || `Run ended with status ${word}`;
+      error = triggerErrorText(run.error) ?? STATUS_REASON[word] ?? `Run ended with status ${word}`;
     }
     const task = run.taskIdentifier;
     return {
@@ -140,18 +190,27 @@ export class TriggerDevAdapter implements RuntimeAdapter {
   /**
    * The run this deployment triggered for `marker`, found by its tag among the task's runs (one list call, made
    * only for a run whose trigger answer was lost). Listing starts nothing, unlike repeating the trigger with its
-   * idempotency key, which would start a run whose trigger never arrived, late (decisions.md).
+   * idempotency key, which would start a run whose trigger never arrived, late (decisions.md). Issue 36 item 4: the
+   * list covers the last 7 days unless told otherwise, so it is given the run's creation window (from a minute
+   * before its creation here: clocks differ). Two runs may carry the tag — after a failed run, the same key starts
+   * a new one (item 5) — so a live one is preferred, then the newest.
    */
   async findRun(runtime: RuntimeConnection, target: string, marker: RunMarker): Promise<Outcome<FoundRun | null>> {
     const tag = runTag(runKey(marker));
-    const query = { 'filter[tag]': tag, 'filter[taskIdentifier]': target, 'page[size]': '10' };
+    const query = {
+      'filter[tag]': tag, 'filter[taskIdentifier]': target, 'page[size]': '10',
+      'filter[createdAt][from]': String(marker.createdAt.getTime() - LIST_CLOCK_SKEW_MS),
+    };
     const res = await this.#api(runtime, 'GET', ['api', 'v1', 'runs'], 'Trigger.dev list runs', undefined, query);
     if (!res.ok) return res;
     const data = (res.value.json as { data?: unknown }).data;
     if (!Array.isArray(data)) return fail('bad_response', 'Trigger.dev list runs: answer has no data list');
-    const hit = (data as Array<{ id?: unknown; tags?: unknown; taskIdentifier?: unknown }>).find(
+    const hits = (data as Array<{ id?: unknown; tags?: unknown; taskIdentifier?: unknown; status?: unknown; createdAt?: unknown }>).filter(
       (r) => typeof r.id === 'string' && r.id !== '' && Array.isArray(r.tags) && r.tags.includes(tag) && r.taskIdentifier === target,
     );
+    const created = (r: { createdAt?: unknown }): number => runtimeDate(r.createdAt)?.getTime() ?? 0;
+    const live = (r: { status?: unknown }): boolean => typeof r.status === 'string' && !TERMINAL_WORDS.has(r.status);
+    const hit = hits.sort((a, b) => Number(live(b)) - Number(live(a)) || created(b) - created(a))[0];
     if (!hit) return { ok: true, value: null };
     const externalRunId = hit.id as string;
     const status = await this.fetchStatus(runtime, externalRunId);
@@ -183,7 +242,11 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     return { ok: true, value: events.map(toLogEntry) };
   }
 
-  /** Output above 512 KiB comes as a presigned object-store URL (⚠), fetched through the guarded client only. */
+  /**
+   * An output packet of 128 KiB or more comes as a presigned object-store URL (⚠), fetched through the guarded
+   * client only and decoded by its content type (presigned-output.ts); smaller ones come inline, already the plain
+   * value.
+   */
   #output(run: TriggerRun): ReturnType<typeof fetchPresignedOutput> {
     if (run.output !== undefined || typeof run.outputPresignedUrl !== 'string') return Promise.resolve({ ok: true, value: { output: run.output ?? null } });
     return fetchPresignedOutput(this.#http, this.#outbound, run.outputPresignedUrl);
@@ -200,12 +263,24 @@ export class TriggerDevAdapter implements RuntimeAdapter {
     const headers = { authorization: `Bearer ${runtime.apiKey}`, 'x-trigger-api-version': TRIGGER_API_VERSION };
     const res = await this.#http.call({ method, url, headers, json, what });
     if (!res.ok) return res;
-    if (res.value.status < 200 || res.value.status >= 300) return failureFor(res.value, what);
+    if (res.value.status < 200 || res.value.status >= 300) return failureFor(res.value, what, runtime.apiKey);
     if (!res.value.isJson || typeof res.value.json !== 'object' || res.value.json === null) {
       return fail('bad_response', `${what}: answer is not a JSON object`);
     }
     return res;
   }
+}
+
+/**
+ * A task's return value as the run's output_data, which the contract types as an object or null (issue 36,
+ * decisions.md "Task return values"): an object is kept as it is; a string, number, boolean or array is wrapped as
+ * `{"value": …}`, so it is neither lost nor stored as something the API says cannot be there; nothing (undefined,
+ * null) is null.
+ */
+export function taskOutput(value: unknown): Record<string, unknown> | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  return { value };
 }
 
 /** Unique across deployments sharing one Trigger.dev project: this deployment's id and the run id. */
@@ -228,13 +303,43 @@ export function waitpointTag(p: Pick<TaskPayload, 'runId' | 'deploymentId'>): st
   return runTag(runKey(p));
 }
 
-function failureFor(res: ApiResponse, what: string): { ok: false; failure: RuntimeFailure } {
+/**
+ * A short text for a Trigger.dev error, whichever shape it has (issue 36 item 6): the retrieve API's
+ * `{message, name?, stackTrace?}`, or the TaskRunError an alert carries — `{type: "BUILT_IN_ERROR", name, message,
+ * stackTrace}`, `{type: "CUSTOM_ERROR" | "STRING_ERROR", raw}` or `{type: "INTERNAL_ERROR", code, message?}`
+ * (worded as the retrieve API words it: `trigger.dev internal error (<code>)`). null when it says nothing.
+ */
+export function triggerErrorText(error: unknown, max = 500): string | null {
+  if (typeof error === 'string') return textOf(error, max);
+  if (error === null || typeof error !== 'object') return null;
+  const e = error as { type?: unknown; message?: unknown; name?: unknown; raw?: unknown; code?: unknown };
+  if (e.type === 'CUSTOM_ERROR' || e.type === 'STRING_ERROR') return textOf(e.raw, max) ?? textOf(e.message, max);
+  if (e.type === 'INTERNAL_ERROR') {
+    const code = textOf(e.code, 100);
+    const message = textOf(e.message, max);
+    if (message && code) return `${message} (${code})`.slice(0, max);
+    return message ?? (code ? `trigger.dev internal error (${code})` : null);
+  }
+  return textOf(e.message, max) ?? textOf(e.name, max) ?? textOf(e.raw, max);
+}
+
+function textOf(v: unknown, max: number): string | null {
+  return typeof v === 'string' && v.trim() !== '' ? v.slice(0, max) : null;
+}
+
+/**
+ * Issue 36 item 8: a preview environment's key (`tr_preview_…`) finds its environment only with the branch in
+ * `x-trigger-branch`. The runtime record carries no branch (decisions.md "Runtimes"): a preview branch lives as long
+ * as a pull request, a registered runtime much longer. Such a key is refused by Trigger.dev, and the failure says why.
+ */
+export const PREVIEW_KEY_REFUSED = 'the runtime refused the secret key: a preview-branch key (tr_preview_…) needs a branch, which runtimes do not carry; use the key of a development, staging or production environment';
+
+function failureFor(res: ApiResponse, what: string, apiKey: string): { ok: false; failure: RuntimeFailure } {
   const { status, headers } = res;
   const failure: RuntimeFailure = { kind: 'rejected', message: `${what}: ${runtimeMessage(res, `HTTP ${status}`)}`, httpStatus: status };
-  if (status === 401 || status === 403) failure.message = `${what}: the runtime refused the secret key`;
-  else if (status === 404 && headers['x-should-retry'] === 'true') {
-    Object.assign(failure, { kind: 'unreachable', message: `${what}: run not visible yet (replica lag)`, retryable: true });
-  } else if (status === 429) {
+  if (status === 401 && apiKey.startsWith('tr_preview_')) failure.message = `${what}: ${PREVIEW_KEY_REFUSED}`;
+  else if (status === 401 || status === 403) failure.message = `${what}: the runtime refused the secret key`;
+  else if (status === 429) {
     // Trigger.dev sends no Retry-After, only x-ratelimit-reset in epoch milliseconds (⚠).
     failure.retryable = true;
     const reset = Number(headers['x-ratelimit-reset']);

@@ -1,6 +1,10 @@
-// A Trigger.dev API at the network boundary, as runtimes.md describes it, awkward parts (⚠) included: the
-// api-version header changes the status vocabulary, output above 512 KiB moves to a presigned URL, durationMs is
-// compute time, waitpoint completion always answers success, 429 has no Retry-After.
+// A Trigger.dev API at the network boundary, as runtimes.md describes it and as Trigger.dev's own source and a real
+// v4.4.3 behave (issue 36), awkward parts (⚠) included: the api-version header changes the status vocabulary; an
+// output packet of 128 KiB or more moves to a presigned URL serving superjson `{json, meta?}`
+// (application/super+json) or, for a string, the raw text (text/plain); every 404 of a run carries
+// `x-should-retry: true`; an idempotency key whose run failed starts a new run; the runs list lags and covers 7 days
+// unless told otherwise; durationMs is compute time; waitpoint completion always answers success; 429 has no
+// Retry-After; a preview key needs `x-trigger-branch`.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FakeHttpServer, type RecordedRequest } from './fake-http-server.ts';
@@ -12,6 +16,18 @@ export type TriggerStatus =
   | 'CRASHED' | 'SYSTEM_FAILURE' | 'DELAYED' | 'EXPIRED' | 'TIMED_OUT';
 
 const TERMINAL: ReadonlySet<TriggerStatus> = new Set(['COMPLETED', 'CANCELED', 'FAILED', 'CRASHED', 'SYSTEM_FAILURE', 'EXPIRED', 'TIMED_OUT']);
+
+/**
+ * After these the same idempotency key starts a new run (`isCached: false`), with the same tags; after COMPLETED or
+ * CANCELED it stays cached (Trigger.dev's shouldIdempotencyKeyBeCleared; INTERRUPTED is a legacy word).
+ */
+const KEY_CLEARED: ReadonlySet<string> = new Set(['FAILED', 'CRASHED', 'SYSTEM_FAILURE', 'TIMED_OUT', 'EXPIRED', 'INTERRUPTED']);
+
+/** Output packets of this many bytes or more are offloaded to the object store (OFFLOAD_IO_PACKET_LENGTH_LIMIT). */
+export const OFFLOAD_LIMIT = 128 * 1024;
+
+/** What the runs list covers without `filter[createdAt]` (the API's default period). */
+const LIST_DEFAULT_PERIOD_MS = 7 * 24 * 60 * 60_000;
 
 /** What a client without the version header sees (Trigger.dev's apiStatusFromRunStatusV1). */
 const LEGACY: Partial<Record<TriggerStatus, string>> = { DEQUEUED: 'EXECUTING', WAITING: 'FROZEN' };
@@ -42,9 +58,11 @@ export interface FakeTriggerRun {
   events: Array<Record<string, unknown>>;
   /** Retrieves left that answer 404 + x-should-retry (replica lag). */
   lagReadsLeft: number;
+  /** superjson's `meta` for an offloaded object output (how it revives Dates, Maps, …): the service ignores it. */
+  outputMeta?: Record<string, unknown>;
 }
 
-export type RunPatch = Partial<Pick<FakeTriggerRun, 'status' | 'output' | 'error' | 'startedAt' | 'finishedAt' | 'durationMs' | 'costInCents'>>;
+export type RunPatch = Partial<Pick<FakeTriggerRun, 'status' | 'output' | 'error' | 'startedAt' | 'finishedAt' | 'durationMs' | 'costInCents' | 'createdAt' | 'outputMeta'>>;
 
 export interface FakeWaitpointToken {
   id: string;
@@ -59,8 +77,10 @@ export interface FakeWaitpointToken {
 
 export interface TriggerDevFakeOptions {
   secretKey?: string;
-  /** Output above this many bytes is served through outputPresignedUrl (Trigger.dev: 512 KiB). */
+  /** Output packets of at least this many bytes are served through outputPresignedUrl (Trigger.dev: 128 KiB). */
   inlineOutputLimit?: number;
+  /** A preview environment's key (`tr_preview_…`): requests must name a branch in `x-trigger-branch`. */
+  previewBranch?: string;
 }
 
 export class TriggerDevFake extends FakeHttpServer {
@@ -77,11 +97,16 @@ export class TriggerDevFake extends FakeHttpServer {
   presignedOrigin: string | null = null;
   #lagReads = 0;
   #rateLimit: { remaining: number; resetAt: number } | null = null;
+  /** Runs younger than this are not in the runs list yet (ClickHouse replication lag, its overload buffer). */
+  listLagMs = 0;
+  #lostAnswers: { remaining: number; how: 'reset' | 'bad-gateway' } | null = null;
+  readonly #previewBranch: string | null;
 
   constructor(opts: TriggerDevFakeOptions = {}) {
     super();
-    this.secretKey = opts.secretKey ?? `tr_dev_${randomBytes(12).toString('hex')}`;
-    this.#inlineLimit = opts.inlineOutputLimit ?? 512 * 1024;
+    this.#previewBranch = opts.previewBranch ?? null;
+    this.secretKey = opts.secretKey ?? `tr_${this.#previewBranch ? 'preview' : 'dev'}_${randomBytes(12).toString('hex')}`;
+    this.#inlineLimit = opts.inlineOutputLimit ?? OFFLOAD_LIMIT;
   }
 
   /** Deploys a task. `onTrigger` runs after a new run is created (not for cached idempotent triggers). */
@@ -138,6 +163,26 @@ export class TriggerDevFake extends FakeHttpServer {
     this.#rateLimit = { remaining: times, resetAt };
   }
 
+  /**
+   * The next `times` triggers create their run (and start it) but the answer never reaches the caller: the
+   * connection is reset, or a proxy answers 502 — as when a proxy or the network fails after Trigger.dev acted.
+   */
+  loseTriggerAnswers(times = 1, how: 'reset' | 'bad-gateway' = 'reset'): void {
+    this.#lostAnswers = { remaining: times, how };
+  }
+
+  /** Network faults, and this fake's own: lost trigger answers, list lag. */
+  override clearFaults(): void {
+    super.clearFaults();
+    this.#lostAnswers = null;
+    this.listLagMs = 0;
+  }
+
+  /** Runs carrying `tag`, oldest first (a failed key's re-trigger adds a second one). */
+  runsTagged(tag: string): FakeTriggerRun[] {
+    return [...this.runs.values()].filter((r) => r.tags.includes(tag)).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  }
+
   /** Trigger requests received, parsed: payload, options (idempotencyKey, ttl, tags) and headers. */
   triggers(): RecordedRequest[] {
     return this.requestsTo(/^\/api\/v1\/tasks\/[^/]+\/trigger$/, 'POST');
@@ -148,6 +193,8 @@ export class TriggerDevFake extends FakeHttpServer {
     let m: RegExpExecArray | null;
     if ((m = /^\/presigned\/output\/([^/]+)$/.exec(p))) return this.#presigned(res, rec, m[1]!);
     if (rec.headers.authorization !== `Bearer ${this.secretKey}`) return this.sendJson(res, 401, { error: 'Invalid or Missing API key' });
+    // A preview key names its branch environment with the header; without it the key finds no environment.
+    if (this.#previewBranch && rec.headers['x-trigger-branch'] !== this.#previewBranch) return this.sendJson(res, 401, { error: 'Invalid or Missing API key' });
     if (this.#rateLimit && this.#rateLimit.remaining > 0) return this.#tooMany(res);
     const legacy = rec.headers['x-trigger-api-version'] !== TRIGGER_API_VERSION;
     if (req.method === 'POST' && (m = /^\/api\/v1\/tasks\/([^/]+)\/trigger$/.exec(p))) return this.#trigger(res, rec, decodeURIComponent(m[1]!));
@@ -174,7 +221,9 @@ export class TriggerDevFake extends FakeHttpServer {
     const options = body.options ?? {};
     const key = typeof options.idempotencyKey === 'string' ? options.idempotencyKey : undefined;
     const cached = key ? [...this.runs.values()].find((r) => r.taskIdentifier === taskId && r.idempotencyKey === key) : undefined;
-    if (cached) return this.sendJson(res, 200, { id: cached.id, isCached: true });
+    // A run that failed (or expired) gives its key up: the same key starts a new run (⚠).
+    if (cached && KEY_CLEARED.has(cached.status)) cached.idempotencyKey = undefined;
+    else if (cached) return this.#answerTrigger(res, { id: cached.id, isCached: true });
     const run: FakeTriggerRun = {
       id: `run_${randomBytes(10).toString('hex')}`,
       taskIdentifier: taskId,
@@ -192,16 +241,37 @@ export class TriggerDevFake extends FakeHttpServer {
     };
     this.runs.set(run.id, run);
     this.#tasks.get(taskId)?.(run);
-    this.sendJson(res, 200, { id: run.id, isCached: false });
+    this.#answerTrigger(res, { id: run.id, isCached: false });
   }
 
-  /** runs.list: newest first; filter[tag] and filter[taskIdentifier] (comma lists); page[size] up to 100. */
+  #answerTrigger(res: ServerResponse, body: { id: string; isCached: boolean }): void {
+    const lost = this.#lostAnswers;
+    if (lost && lost.remaining > 0) {
+      lost.remaining -= 1;
+      if (lost.how === 'reset') {
+        res.socket?.destroy();
+        return;
+      }
+      return this.sendJson(res, 502, { error: 'Bad Gateway' });
+    }
+    this.sendJson(res, 200, body);
+  }
+
+  /**
+   * runs.list: newest first; filter[tag] and filter[taskIdentifier] (comma lists); filter[createdAt][from|to]
+   * (epoch ms or a date), otherwise the last 7 days only; page[size] up to 100. Runs younger than `listLagMs` are
+   * missing: the real list is served from ClickHouse, behind the main database.
+   */
   #list(res: ServerResponse, rec: RecordedRequest): void {
     const q = rec.query;
     const tags = q.get('filter[tag]')?.split(',');
     const tasks = q.get('filter[taskIdentifier]')?.split(',');
     const size = Math.min(100, Number(q.get('page[size]') ?? 25) || 25);
+    const now = Date.now();
+    const from = listDate(q.get('filter[createdAt][from]')) ?? (q.get('filter[createdAt][to]') ? 0 : now - LIST_DEFAULT_PERIOD_MS);
+    const to = listDate(q.get('filter[createdAt][to]')) ?? Infinity;
     const data = [...this.runs.values()]
+      .filter((r) => r.createdAt.getTime() <= now - this.listLagMs && r.createdAt.getTime() >= from && r.createdAt.getTime() <= to)
       .filter((r) => (!tags || r.tags.some((t) => tags.includes(t))) && (!tasks || tasks.includes(r.taskIdentifier)))
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
       .slice(0, size)
@@ -215,7 +285,8 @@ export class TriggerDevFake extends FakeHttpServer {
 
   #retrieve(res: ServerResponse, runId: string, legacy: boolean): void {
     const run = this.runs.get(runId);
-    if (!run) return this.sendJson(res, 404, { error: 'Run not found' });
+    // Every 404 of this route says x-should-retry: true, whether the run is late or does not exist (⚠).
+    if (!run) return this.sendJson(res, 404, { error: 'Run not found' }, { 'x-should-retry': 'true' });
     if (run.lagReadsLeft > 0) {
       run.lagReadsLeft -= 1;
       return this.sendJson(res, 404, { error: 'Run not found' }, { 'x-should-retry': 'true' });
@@ -231,7 +302,8 @@ export class TriggerDevFake extends FakeHttpServer {
       error: run.error, relatedRuns: {}, attempts: [],
     };
     if (run.status === 'COMPLETED' && run.output !== undefined) {
-      if (Buffer.byteLength(JSON.stringify(run.output)) > this.#inlineLimit) {
+      // Inline, the API answers the plain value (superjson's `json` part, or the string itself).
+      if (Buffer.byteLength(outputPacket(run).data) >= this.#inlineLimit) {
         body.outputPresignedUrl = `${this.presignedOrigin ?? this.url}/presigned/output/${run.id}?X-Amz-Signature=${randomBytes(8).toString('hex')}`;
       } else body.output = run.output;
     }
@@ -243,7 +315,10 @@ export class TriggerDevFake extends FakeHttpServer {
     if (rec.headers.authorization) return this.sendJson(res, 400, { error: 'InvalidArgument: only one auth mechanism allowed' });
     const run = this.runs.get(runId);
     if (!run || !rec.query.get('X-Amz-Signature')) return this.sendJson(res, 403, { error: 'AccessDenied' });
-    this.sendJson(res, 200, run.output);
+    // The packet as the worker uploaded it, with the content type it uploaded it with.
+    const packet = outputPacket(run);
+    res.writeHead(200, { 'content-type': packet.dataType, 'content-length': String(Buffer.byteLength(packet.data)) });
+    res.end(packet.data);
   }
 
   #cancel(res: ServerResponse, runId: string): void {
@@ -282,17 +357,47 @@ export class TriggerDevFake extends FakeHttpServer {
   }
 }
 
+/**
+ * The worker's packet for a return value (stringifyIO): a string as `text/plain`, anything else as superjson —
+ * `{"json": …}` plus `meta` when a value needed reviving (Dates, Maps, BigInts …).
+ */
+function outputPacket(run: FakeTriggerRun): { data: string; dataType: string } {
+  if (typeof run.output === 'string') return { data: run.output, dataType: 'text/plain' };
+  return { data: JSON.stringify(run.outputMeta ? { json: run.output, meta: run.outputMeta } : { json: run.output }), dataType: 'application/super+json' };
+}
+
+function listDate(v: string | null): number | null {
+  if (!v) return null;
+  const t = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  return Number.isFinite(t) ? t : null;
+}
+
+/**
+ * The error an alert carries: Trigger.dev's TaskRunError, tagged by `type` (⚠ — not the retrieve API's
+ * `{message, name, stackTrace}`).
+ */
+export type TriggerAlertError =
+  | { type: 'BUILT_IN_ERROR'; name: string; message: string; stackTrace: string }
+  | { type: 'CUSTOM_ERROR'; raw: string }
+  | { type: 'STRING_ERROR'; raw: string }
+  | { type: 'INTERNAL_ERROR'; code: string; message?: string; stackTrace?: string };
+
 export interface TriggerAlertOptions {
   secret: string;
   runId: string;
   taskIdentifier?: string;
   status?: 'FAILED' | 'CRASHED' | 'SYSTEM_FAILURE' | 'TIMED_OUT';
-  error?: TriggerRunError;
+  error?: TriggerAlertError;
   /** Delivery id; deliveries of one alert share it (dedupe key). */
   id?: string;
   /** Legacy channels send the same body without `type`. */
   legacy?: boolean;
 }
+
+const BUILT_IN: TriggerAlertError = { type: 'BUILT_IN_ERROR', name: 'Error', message: 'Task failed', stackTrace: 'Error: Task failed\n    at run (src/trigger/my-task.ts:3:11)' };
+const ALERT_ENVIRONMENT = { id: 'env_1', type: 'PRODUCTION', slug: 'prod' };
+const ALERT_ORGANIZATION = { id: 'org_1', slug: 'acme', name: 'Acme' };
+const ALERT_PROJECT = { id: 'proj_1', ref: 'proj_acme', slug: 'acme', name: 'Acme' };
 
 /** A Trigger.dev `alert.run.failed` webhook as sent to the service: raw body plus signature header. */
 export function signedFailureAlert(opts: TriggerAlertOptions): { body: string; headers: Record<string, string>; payload: Record<string, unknown> } {
@@ -301,10 +406,8 @@ export function signedFailureAlert(opts: TriggerAlertOptions): { body: string; h
   const payload: Record<string, unknown> = opts.legacy ? {
     task: { id: opts.taskIdentifier ?? 'my-task', fileName: 'src/trigger/my-task.ts', exportName: 'myTask' },
     run: { id: opts.runId, isTest: false, createdAt: now.toISOString(), idempotencyKey: 'ars_run:1' },
-    environment: { id: 'env_1', type: 'PRODUCTION', slug: 'prod' },
-    organization: { id: 'org_1', slug: 'acme', name: 'Acme' },
-    project: { id: 'proj_1', ref: 'proj_acme', slug: 'acme', name: 'Acme' },
-    error: { type: 'BUILT_IN_ERROR', ...(opts.error ?? { message: 'Task failed', name: 'Error' }), stackTrace: 'Error: Task failed' },
+    environment: ALERT_ENVIRONMENT, organization: ALERT_ORGANIZATION, project: ALERT_PROJECT,
+    error: opts.error ?? BUILT_IN,
   } : {
     id: opts.id ?? `alert_${randomBytes(8).toString('hex')}`,
     created: now.toISOString(),
@@ -314,15 +417,35 @@ export function signedFailureAlert(opts: TriggerAlertOptions): { body: string; h
       task: { id: opts.taskIdentifier ?? 'my-task', filePath: 'src/trigger/my-task.ts', exportName: 'myTask', version: '20260101.1', sdkVersion: '4.0.0', cliVersion: '4.0.0' },
       run: {
         id: opts.runId, number: 1, status: opts.status ?? 'FAILED', createdAt: now.toISOString(), startedAt: now.toISOString(),
-        completedAt: now.toISOString(), isTest: false, tags: [], error: opts.error ?? { message: 'Task failed', name: 'Error', stackTrace: 'Error: Task failed' },
+        completedAt: now.toISOString(), isTest: false, tags: [], error: opts.error ?? BUILT_IN,
         isOutOfMemoryError: false, machine: 'small-1x', dashboardUrl: `https://cloud.trigger.dev/runs/${opts.runId}`,
       },
-      environment: { id: 'env_1', type: 'PRODUCTION', slug: 'prod' },
-      organization: { id: 'org_1', slug: 'acme', name: 'Acme' },
-      project: { id: 'proj_1', ref: 'proj_acme', slug: 'acme', name: 'Acme' },
+      environment: ALERT_ENVIRONMENT, organization: ALERT_ORGANIZATION, project: ALERT_PROJECT,
     },
   };
+  return signed(payload, opts.secret);
+}
+
+/**
+ * A deployment alert (deliverAlert.server.ts): on a legacy ("v1") channel `{deployment, environment, organization,
+ * project, error?, git?}` with no `id`, `type` or `run`; on a v2 channel `{id, type: "alert.deployment.failed" |
+ * "alert.deployment.success", object: {deployment, …}}`.
+ */
+export function signedDeploymentAlert(opts: { secret: string; legacy?: boolean; failed?: boolean }): { body: string; headers: Record<string, string>; payload: Record<string, unknown> } {
+  const now = new Date().toISOString();
+  const deployment = { id: 'deployment_abc', status: opts.failed ? 'FAILED' : 'DEPLOYED', version: '20260101.1', shortCode: 'abc', ...(opts.failed ? { failedAt: now } : { deployedAt: now }) };
+  const error = { name: 'BuildError', message: 'Build failed', stack: 'BuildError: Build failed' };
+  const payload: Record<string, unknown> = opts.legacy
+    ? { deployment, ...(opts.failed ? { error } : { tasks: [{ id: 'my-task', filePath: 'src/trigger/my-task.ts', exportName: 'myTask', triggerSource: 'STANDARD' }] }), environment: ALERT_ENVIRONMENT, organization: ALERT_ORGANIZATION, project: ALERT_PROJECT }
+    : {
+      id: `alert_${randomBytes(8).toString('hex')}`, created: now, webhookVersion: 'v1', type: opts.failed ? 'alert.deployment.failed' : 'alert.deployment.success',
+      object: { deployment, ...(opts.failed ? { error } : {}), environment: ALERT_ENVIRONMENT, organization: ALERT_ORGANIZATION, project: ALERT_PROJECT },
+    };
+  return signed(payload, opts.secret);
+}
+
+function signed(payload: Record<string, unknown>, secret: string): { body: string; headers: Record<string, string>; payload: Record<string, unknown> } {
   const body = JSON.stringify(payload);
-  const signature = createHmac('sha256', opts.secret).update(body).digest('hex');
+  const signature = createHmac('sha256', secret).update(body).digest('hex');
   return { body, payload, headers: { 'content-type': 'application/json', 'x-trigger-signature-hmacsha256': signature } };
 }

@@ -67,7 +67,8 @@ export class ServiceProcess {
 
   /** Starts the service and resolves once /readyz answers 200. */
   async start(): Promise<void> {
-    const port = await freePort();
+    // A caller that must know the port first (to set ARS_PUBLIC_URL) passes PORT.
+    const port = this.env.PORT ? Number(this.env.PORT) : await freePort();
     this.url = `http://127.0.0.1:${port}`;
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       cwd: ROOT,
@@ -79,7 +80,8 @@ export class ServiceProcess {
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     this.#exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    const deadline = Date.now() + 60_000;
+    // Generous: on a busy two-core machine (a real runtime beside it) PGlite's start-up alone can take a minute.
+    const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`the service exited at start (${child.exitCode}):\n${this.logs.slice(-20).join('\n')}`);
       const ok = await fetch(`${this.url}/readyz`).then((r) => r.ok, () => false);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows, readRun, seedAgent, seedRuntime, type SeededAgent } from '../helpers/fixtures.ts';
-import { signedFailureAlert } from '../fakes/trigger-dev-fake.ts';
+import { signedDeploymentAlert, signedFailureAlert, type TriggerAlertError } from '../fakes/trigger-dev-fake.ts';
 import { N8nFake, n8nErrorWorkflowAlert } from '../fakes/n8n-fake.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 
@@ -50,7 +50,7 @@ function send(runtimeId: number | string, alert: { body: string; headers: Record
 describe('decisions.md "Events": Trigger.dev failure alerts', () => {
   it('spec part 1: a signed alert.run.failed fails the run with the task error', async () => {
     const run = await runningRun(task);
-    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, error: { message: 'Out of credits', name: 'Error' } }));
+    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, error: { type: 'BUILT_IN_ERROR', message: 'Out of credits', name: 'Error', stackTrace: 'Error: Out of credits' } }));
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ received: true, outcome: 'applied', runId: run.id });
     const row = (await readRun(t, run.id))!;
@@ -60,7 +60,7 @@ describe('decisions.md "Events": Trigger.dev failure alerts', () => {
 
   it('runtimes.md: the legacy shape (no id, no type, run and error at the top) fails the run; a repeat for that run is a duplicate', async () => {
     const run = await runningRun(task);
-    const alert = signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, legacy: true, error: { message: 'Segfault', name: 'Error' } });
+    const alert = signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, legacy: true, error: { type: 'BUILT_IN_ERROR', message: 'Segfault', name: 'Error', stackTrace: 'Error: Segfault' } });
     expect(alert.payload).not.toHaveProperty('id');
     expect(alert.payload).not.toHaveProperty('type');
     const res = await send(task.runtimeId!, alert);
@@ -141,12 +141,47 @@ describe('decisions.md "Events": Trigger.dev failure alerts', () => {
   });
 });
 
+describe('issue 36: Trigger.dev alerts as its source sends them', () => {
+  // Item 6: an alert's error is Trigger.dev's TaskRunError, tagged by `type`; each kind keeps its own text.
+  const errorsByType: Array<[string, TriggerAlertError, string]> = [
+    ['BUILT_IN_ERROR: its message', { type: 'BUILT_IN_ERROR', name: 'TypeError', message: 'x is not a function', stackTrace: 'TypeError: x is not a function' }, 'x is not a function'],
+    ['BUILT_IN_ERROR without a message: its name', { type: 'BUILT_IN_ERROR', name: 'AbortError', message: '', stackTrace: '' }, 'AbortError'],
+    ['STRING_ERROR (`throw "…"`): the string', { type: 'STRING_ERROR', raw: 'quota exhausted' }, 'quota exhausted'],
+    ['CUSTOM_ERROR (a thrown object): its raw JSON', { type: 'CUSTOM_ERROR', raw: '{"code":"E_QUOTA","detail":"no credits"}' }, '{"code":"E_QUOTA","detail":"no credits"}'],
+    ['INTERNAL_ERROR with a message: the message and its code', { type: 'INTERNAL_ERROR', code: 'TASK_PROCESS_OOM_KILLED', message: 'Out of memory' }, 'Out of memory (TASK_PROCESS_OOM_KILLED)'],
+    ['INTERNAL_ERROR without one: the retrieve API\'s sentence with its code', { type: 'INTERNAL_ERROR', code: 'MAX_DURATION_EXCEEDED' }, 'trigger.dev internal error (MAX_DURATION_EXCEEDED)'],
+  ];
+  it.each(errorsByType)('spec part 1 (alert ends the run with its reason): %s', async (_label, error, expected) => {
+    for (const legacy of [false, true]) {
+      const run = await runningRun(task);
+      const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: run.externalRunId, error, legacy }));
+      expect(res.json()).toMatchObject({ outcome: 'applied', runId: run.id });
+      expect(await readRun(t, run.id)).toMatchObject({ status: 'failed', error: expected });
+    }
+  });
+
+  // Item 7: deployment alerts (no run) are acknowledged and ignored on both channel versions, so Trigger.dev does
+  // not send each of them three times.
+  it.each([
+    ['a legacy channel\'s failed deployment (no type, id or run)', { legacy: true, failed: true }],
+    ['a legacy channel\'s successful deployment', { legacy: true, failed: false }],
+    ['a v2 channel\'s alert.deployment.failed', { legacy: false, failed: true }],
+    ['a v2 channel\'s alert.deployment.success', { legacy: false, failed: false }],
+  ])('%s: 200 ignored, nothing remembered', async (_label, opts) => {
+    const receipts = await countRows(t, 'alert_receipts');
+    const res = await send(task.runtimeId!, signedDeploymentAlert({ secret: TRIGGER_SECRET, ...opts }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ received: true, outcome: 'ignored', runId: null });
+    expect(await countRows(t, 'alert_receipts')).toBe(receipts);
+  });
+});
+
 describe('issue 12 finding 3: an alert ends only the run of the agent whose task the runtime run ran', () => {
   it('agent A registered agent B\'s run id: B\'s alert fails B\'s run, and A\'s run is untouched', async () => {
     const b = await sibling(task, 'task-b');
     const theirs = await runningRun(b, 'run_of_b');
     const mine = await runningRun(task, 'run_of_b', 'register');
-    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: 'run_of_b', taskIdentifier: 'task-b', error: { message: 'B\'s secret failure' } }));
+    const res = await send(task.runtimeId!, signedFailureAlert({ secret: TRIGGER_SECRET, runId: 'run_of_b', taskIdentifier: 'task-b', error: { type: 'STRING_ERROR', raw: 'B\'s secret failure' } }));
     expect(res.json()).toEqual({ received: true, outcome: 'applied', runId: theirs.id });
     expect(await readRun(t, theirs.id)).toMatchObject({ status: 'failed', error: 'B\'s secret failure' });
     expect(await readRun(t, mine.id)).toMatchObject({ status: 'running', error: null });

@@ -9,6 +9,7 @@ import { N8nFake } from '../fakes/n8n-fake.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
+import { RUN_NOT_VISIBLE_GRACE_MS, runNotFoundReason } from '../../src/runs/poll-run.ts';
 
 let t: TestApp;
 const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
@@ -109,19 +110,40 @@ describe('spec part 3: status polling of a task run', () => {
     }
   });
 
-  it('runtimes.md: a 404 with x-should-retry right after the trigger is replica lag, retried next tick, not a failure', async () => {
+  it('issue 36 item 3: a 404 within RUN_NOT_VISIBLE_GRACE_MS of the trigger is replica lag, retried next tick, not a failure', async () => {
+    const quick = await seedAgent(t, { orgId: agent.orgId, target: 'my-target', poll_interval_s: 10 });
+    await t.db.query('UPDATE agents SET runtime_id = $2 WHERE id = $1', [quick.agent.id, agent.runtimeId]);
     fake.setReplicaLag(1);
-    const { runId, externalId } = await triggerRun();
+    const { runId, externalId } = await triggerRun(quick);
     fake.setReplicaLag(0);
-    clock.advance(60_000);
+    clock.advance(10_000);
     await pollDueRuns(t.ctx);
     expect(retrieves(externalId)).toBe(1);
     expect((await readRun(t, runId))!.status).toBe('queued');
     fake.setRun(externalId, { status: 'EXECUTING' });
-    clock.advance(60_000);
+    clock.advance(10_000);
     await pollDueRuns(t.ctx);
     expect(retrieves(externalId)).toBe(2);
     expect((await readRun(t, runId))!.status).toBe('running');
+  });
+
+  it('issue 36 item 3: every 404 says x-should-retry; past the grace the run is not there, and the run fails with that reason', async () => {
+    const { runId, externalId } = await triggerRun();
+    // The runtime no longer has it (another environment's key, a wrong base URL): Trigger.dev answers 404 with
+    // x-should-retry: true all the same.
+    fake.runs.delete(externalId);
+    const raw = await fetch(`${fake.url}/api/v3/runs/${externalId}`, { headers: { authorization: `Bearer ${fake.secretKey}` } });
+    expect([raw.status, raw.headers.get('x-should-retry')]).toEqual([404, 'true']);
+    expect(RUN_NOT_VISIBLE_GRACE_MS).toBeLessThan(60_000);
+    clock.advance(60_000);
+    await pollDueRuns(t.ctx);
+    const run = (await readRun(t, runId))!;
+    expect(run.status).toBe('failed');
+    expect(run.error).toBe(runNotFoundReason(externalId));
+    expect(run.next_poll_at).toBeNull();
+    clock.advance(60_000);
+    await pollDueRuns(t.ctx);
+    expect(retrieves(externalId)).toBe(2); // our look above and the one poll: not polled on until a timeout
   });
 
   it('runtimes.md: a runtime that is down leaves the run as it is; polling resumes next interval', async () => {

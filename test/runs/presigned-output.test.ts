@@ -16,7 +16,7 @@ const clock = new ManualClock(new Date('2026-05-01T10:00:00Z'));
 const fake = new TriggerDevFake();
 let t: TestApp;
 let agent: SeededAgent;
-const BIG = { blob: 'x'.repeat(600 * 1024), outputs: 2 }; // over Trigger.dev's 512 KiB: served presigned
+const BIG = { blob: 'x'.repeat(600 * 1024), outputs: 2 }; // over Trigger.dev's 128 KiB: served presigned
 
 beforeAll(async () => {
   await fake.start();
@@ -35,12 +35,12 @@ afterAll(async () => {
 });
 
 /** A run triggered here whose task finished with a big output, polled once. */
-async function polledBigRun(): Promise<{ runId: number; externalId: string }> {
+async function polledBigRun(output: unknown = BIG): Promise<{ runId: number; externalId: string }> {
   const res = await t.app.inject({ method: 'POST', url: `/api/agents/${agent.agent.id}/runs/trigger`, headers: agent.ingestAuth, payload: {} });
   expect(res.statusCode).toBe(201);
   const runId = res.json().runId as number;
   const externalId = (await readRun(t, runId))!.external_run_id as string;
-  fake.completeRun(externalId, BIG, new Date(clock.now().getTime() - 1000), clock.now());
+  fake.completeRun(externalId, output, new Date(clock.now().getTime() - 1000), clock.now());
   clock.advance(10_000);
   await pollDueRuns(t.ctx);
   return { runId, externalId };
@@ -84,5 +84,21 @@ describe('issue 12 finding 2: the presigned output URL goes through the SSRF gua
     const run = (await readRun(t, runId))!;
     expect(run).toMatchObject({ status: 'failed', output_data: null });
     expect(run.error).toMatch(/redirect, which is never followed/);
+  });
+});
+
+describe('issue 36 item 1: large outputs as Trigger.dev stores them (superjson or text, from 128 KiB)', () => {
+  it('spec 4.2 / part 3: a 200 KiB object is stored as the task returned it, and its `outputs` counted', async () => {
+    const output = { report: 'r'.repeat(200 * 1024), outputs: 7 };
+    const { runId, externalId } = await polledBigRun(output);
+    expect(fake.requestsTo(`/presigned/output/${externalId}`)).toHaveLength(1);
+    expect(await readRun(t, runId)).toMatchObject({ status: 'completed', output_data: output, outputs: 7, error: null });
+  });
+
+  it('decisions.md "Task return values": a 200 KiB string completes the run, stored as {value}', async () => {
+    const text = 's'.repeat(200 * 1024);
+    const { runId } = await polledBigRun(text);
+    expect(await readRun(t, runId)).toMatchObject({ status: 'completed', output_data: { value: text }, outputs: 0, error: null });
+    expect(await completedEvents(runId)).toBe(1);
   });
 });

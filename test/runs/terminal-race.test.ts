@@ -58,7 +58,7 @@ describe('spec part 1: callback, poll and alert race to the terminal state', () 
       expect((await transition(t.db, runId, 'started', 'running', clock.now(), {}, { via: 'admin' })).kind).toBe('applied');
       fake.setRun(externalId, { status: 'FAILED', error: { message: 'poll says failed' } });
       await t.db.query('UPDATE runs SET next_poll_at = $2 WHERE id = $1', [runId, clock.now()]);
-      const alert = signedFailureAlert({ secret: ALERT_SECRET, runId: externalId, error: { message: 'alert says failed' } });
+      const alert = signedFailureAlert({ secret: ALERT_SECRET, runId: externalId, error: { type: 'STRING_ERROR', raw: 'alert says failed' } });
 
       const [callback, , alertRes] = await Promise.all([
         t.app.inject({ method: 'POST', url: `/api/runs/${runId}/callback`, headers: agent.agentAuth, payload: { type: 'output', complete: true, output: { by: 'callback' }, outputs: 1 } }),

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
+import { PREVIEW_KEY_REFUSED, TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
 import { RuntimeHttp } from '../../src/runtimes/http.ts';
 import { createOutboundClient } from '../../src/lib/safe-http.ts';
 import type { Outcome, RuntimeConnection, RuntimeFailure, TaskPayload } from '../../src/runtimes/runtime-adapter.ts';
@@ -91,6 +91,21 @@ describe('Trigger.dev adapter: trigger', () => {
     expect(expectFailure(await adapter.fetchStatus({ ...runtime, apiKey: null }, 'run_x')).kind).toBe('rejected');
   });
 
+  it('issue 36 item 8: a preview-branch key (no branch header: Trigger.dev finds no environment) is refused with the reason', async () => {
+    const preview = new TriggerDevFake({ previewBranch: 'feature-x' });
+    await preview.start();
+    try {
+      preview.registerTask('agent-task');
+      expect(preview.secretKey).toMatch(/^tr_preview_/);
+      const f = expectFailure(await adapter.invoke({ runtime: { ...runtime, baseUrl: preview.url, apiKey: preview.secretKey }, target: 'agent-task', payload: payload(46) }));
+      expect(f).toMatchObject({ kind: 'rejected', httpStatus: 401 });
+      expect(f.message).toBe(`Trigger.dev trigger: ${PREVIEW_KEY_REFUSED}`);
+      expect(preview.triggers().at(-1)!.headers['x-trigger-branch']).toBeUndefined();
+    } finally {
+      await preview.stop();
+    }
+  });
+
   it('maps a 429 to rejected with the reset time from x-ratelimit-reset', async () => {
     const resetAt = Date.now() + 30_000;
     fake.rateLimit(1, resetAt);
@@ -101,6 +116,98 @@ describe('Trigger.dev adapter: trigger', () => {
 
   it('does not stream', async () => {
     expect(expectFailure(await adapter.invokeStream({ runtime, target: 'agent-task', payload: payload(1) })).kind).toBe('not_supported');
+  });
+});
+
+describe('issue 36 items 2 and 5: a lost trigger answer, a 429, a reused key', () => {
+  // Short enough for a test; TRIGGER_ANSWER_WINDOW_MS (20 s) in the service.
+  const quick = new TriggerDevAdapter({ http, outbound, answerWindowMs: 1_500 });
+  const tagOf = (runId: number): string => `ars_run:${runId}`;
+
+  it.each(['reset', 'bad-gateway'] as const)('an answer lost after the run was created (%s): repeated with the same key, the same run comes back', async (how) => {
+    fake.loseTriggerAnswers(1, how);
+    const before = fake.triggers().length;
+    const id = expectOk(await adapter.invoke({ runtime, target: 'agent-task', payload: payload(500) })).externalRunId;
+    expect(fake.runsTagged(tagOf(500)).map((r) => r.id)).toEqual([id]);
+    const sent = fake.triggers().slice(before);
+    expect(sent).toHaveLength(2);
+    expect(sent.map((r) => (r.body as { options: { idempotencyKey: string } }).options.idempotencyKey)).toEqual(['500', '500']);
+  });
+
+  it('answers lost for the whole window: a failure that says the run may have started (never a plain failure)', async () => {
+    fake.loseTriggerAnswers(20, 'bad-gateway');
+    const f = expectFailure(await quick.invoke({ runtime, target: 'agent-task', payload: payload(501) }));
+    expect(f).toMatchObject({ maybeStarted: true, httpStatus: 502 });
+    expect(f.message).toMatch(/may have started the run/);
+    expect(fake.runsTagged(tagOf(501))).toHaveLength(1); // Trigger.dev holds exactly one run
+  });
+
+  it('a connection that was never made created nothing: a plain failure at once, not repeated', async () => {
+    const before = fake.triggers().length;
+    const f = expectFailure(await quick.invoke({ runtime: { ...runtime, baseUrl: await unusedUrl() }, target: 'agent-task', payload: payload(502) }));
+    expect(f).toMatchObject({ kind: 'unreachable', notSent: true });
+    expect(f.maybeStarted).toBeUndefined();
+    expect(fake.triggers().length).toBe(before);
+  });
+
+  it('a 429 whose x-ratelimit-reset (epoch ms) falls inside the window is waited for, then the run is created once', async () => {
+    fake.rateLimit(1, Date.now() + 300);
+    const id = expectOk(await quick.invoke({ runtime, target: 'agent-task', payload: payload(503) })).externalRunId;
+    expect(fake.runsTagged(tagOf(503)).map((r) => r.id)).toEqual([id]);
+  });
+
+  it('a 429 whose reset is beyond the window fails at once with the reset time, having created nothing', async () => {
+    const resetAt = Date.now() + 60_000;
+    fake.rateLimit(1, resetAt);
+    const t0 = Date.now();
+    const f = expectFailure(await quick.invoke({ runtime, target: 'agent-task', payload: payload(504) }));
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(f).toMatchObject({ kind: 'rejected', httpStatus: 429 });
+    expect(f.maybeStarted).toBeUndefined();
+    expect(f.message).toContain(`until ${new Date(resetAt).toISOString()}`);
+    expect(fake.runsTagged(tagOf(504))).toHaveLength(0);
+  });
+
+  it('item 5: after FAILED the same key starts a new run with the same tag; after COMPLETED or CANCELED it stays cached', async () => {
+    const first = await triggered(505);
+    fake.setRun(first, { status: 'FAILED', error: { message: 'boom' } });
+    const second = await triggered(505);
+    expect(second).not.toBe(first);
+    expect(fake.runsTagged(tagOf(505)).map((r) => r.id)).toEqual([first, second]);
+    for (const word of ['COMPLETED', 'CANCELED'] as const) {
+      const id = await triggered(506 + (word === 'CANCELED' ? 1 : 0));
+      fake.setRun(id, { status: word });
+      expect(await triggered(506 + (word === 'CANCELED' ? 1 : 0))).toBe(id);
+    }
+  });
+
+  it('item 5: a task that fails at once while its answer is lost runs again on the repeat; the adapter follows the new run', async () => {
+    fake.registerTask('fails-fast', (run) => Object.assign(run, { status: 'FAILED', error: { message: 'no' } }));
+    fake.loseTriggerAnswers(1, 'reset');
+    const id = expectOk(await adapter.invoke({ runtime, target: 'fails-fast', payload: payload(508) })).externalRunId;
+    const runs = fake.runsTagged(tagOf(508));
+    expect(runs).toHaveLength(2);
+    expect(id).toBe(runs[1]!.id);
+  });
+
+  it('item 4: findRun gives the runs list the run\'s creation window and prefers the newest run with the tag', async () => {
+    const first = await triggered(509);
+    fake.setRun(first, { status: 'FAILED', createdAt: new Date(Date.now() - 1000) });
+    const second = await triggered(509);
+    const createdAt = new Date(Date.now() - 5_000);
+    const found = expectOk(await adapter.findRun(runtime, 'agent-task', { runId: 509, deploymentId: '', createdAt }));
+    expect(found?.externalRunId).toBe(second);
+    const list = fake.requestsTo('/api/v1/runs', 'GET').at(-1)!;
+    expect(list.query.get('filter[createdAt][from]')).toBe(String(createdAt.getTime() - 60_000));
+    expect(list.query.get('filter[tag]')).toBe('ars_run:509');
+  });
+
+  it('item 4: a run older than the list\'s default 7 days is still found (the creation window is sent)', async () => {
+    const id = await triggered(510);
+    const created = new Date(Date.now() - 8 * 24 * 60 * 60_000);
+    fake.setRun(id, { createdAt: created });
+    const found = expectOk(await adapter.findRun(runtime, 'agent-task', { runId: 510, deploymentId: '', createdAt: created }));
+    expect(found?.externalRunId).toBe(id);
   });
 });
 
@@ -140,7 +247,47 @@ describe('Trigger.dev adapter: status', () => {
     expect(s).toMatchObject({ status: 'completed', output: { answer: 1, outputs: 3 }, error: null, startedAt, finishedAt, durationMs: 5000 });
   });
 
-  it('fetches output above 512 KiB from the presigned URL, without the secret key', async () => {
+  it('issue 36 item 1: an output packet of 128 KiB or more comes presigned as superjson {json, meta}; the value is its json part', async () => {
+    const id = await triggered(207);
+    // Exactly at the limit: superjson's packet `{"json":{…}}` is 128 KiB, so it is offloaded (>=).
+    const value = { outputs: 3, blob: '' };
+    value.blob = 'y'.repeat(128 * 1024 - Buffer.byteLength(JSON.stringify({ json: value })));
+    fake.completeRun(id, value);
+    fake.setRun(id, { outputMeta: { values: { at: ['Date'] } } });
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(fake.requestsTo(`/presigned/output/${id}`)).toHaveLength(1);
+    expect(s).toMatchObject({ status: 'completed', error: null });
+    expect(s.output).toEqual(value);
+  });
+
+  it('issue 36 item 1: a string of 128 KiB or more comes presigned as text/plain: completed, stored as {value}', async () => {
+    const id = await triggered(208);
+    const text = 'z'.repeat(200 * 1024);
+    fake.completeRun(id, text);
+    const s = expectOk(await adapter.fetchStatus(runtime, id));
+    expect(fake.requestsTo(`/presigned/output/${id}`)).toHaveLength(1);
+    expect(s).toMatchObject({ status: 'completed', error: null, runtimeStatus: 'COMPLETED' });
+    expect(s.output).toEqual({ value: text });
+  });
+
+  it.each([
+    ['a string', 'done'],
+    ['a number', 42],
+    ['a boolean', false],
+    ['an array', [1, { a: 2 }]],
+  ])('issue 36 (decisions.md "Task return values"): an inline return value that is %s is stored as {value}', async (_label, value) => {
+    const id = await triggered(209);
+    fake.completeRun(id, value);
+    expect(expectOk(await adapter.fetchStatus(runtime, id)).output).toEqual({ value });
+  });
+
+  it('issue 36: a task that returns nothing has output null', async () => {
+    const id = await triggered(215);
+    fake.setRun(id, { status: 'COMPLETED', startedAt: new Date(), finishedAt: new Date() });
+    expect(expectOk(await adapter.fetchStatus(runtime, id))).toMatchObject({ status: 'completed', output: null });
+  });
+
+  it('fetches an offloaded output from the presigned URL, without the secret key', async () => {
     const id = await triggered(202);
     const big = { blob: 'x'.repeat(600 * 1024) };
     fake.completeRun(id, big);
@@ -161,13 +308,14 @@ describe('Trigger.dev adapter: status', () => {
     expect(expectOk(await adapter.fetchStatus(runtime, id)).error).toBe('boom');
   });
 
-  it('treats a 404 with x-should-retry right after a trigger as transient', async () => {
+  it('issue 36 item 3: a 404 is `notFound` whatever its x-should-retry (every 404 of the route carries it); the caller decides', async () => {
     fake.setReplicaLag(1);
     const id = await triggered(204);
     fake.setReplicaLag(0);
-    expect(expectFailure(await adapter.fetchStatus(runtime, id))).toMatchObject({ kind: 'unreachable', httpStatus: 404, retryable: true });
+    expect(expectFailure(await adapter.fetchStatus(runtime, id))).toMatchObject({ kind: 'rejected', httpStatus: 404, notFound: true, retryable: false });
     expect(expectOk(await adapter.fetchStatus(runtime, id)).status).toBe('queued');
-    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_missing'))).toMatchObject({ kind: 'rejected', httpStatus: 404 });
+    expect(expectFailure(await adapter.fetchStatus(runtime, 'run_missing'))).toMatchObject({ kind: 'rejected', httpStatus: 404, notFound: true });
+    expect(fake.requestsTo('/api/v3/runs/run_missing').length).toBe(1);
   });
 });
 

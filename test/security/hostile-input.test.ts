@@ -225,7 +225,12 @@ describe('issue 12 hostile input: ids used later', () => {
   const polled = async (id: string) => {
     const reg = await t.app.inject({ method: 'POST', url: `/api/agents/${x.task.agent.id}/runs/register`, headers: { ...x.task.ingestAuth, 'content-type': 'application/json' }, payload: { externalRunId: id } });
     expect(reg.statusCode, reg.body).toBe(201);
-    await t.db.query("UPDATE runs SET next_poll_at = now() - interval '1 second' WHERE id = $1", [(reg.json() as { runId: number }).runId]);
+    // An id the runtime does not know ends its run 30 s after registration (issue 36 item 3), and /register answers
+    // an earlier test's run of the same id: it is made pollable again, since only the request's path matters here.
+    await t.db.query(
+      "UPDATE runs SET status = 'running', error = NULL, completed_at = NULL, poll_lease_until = NULL, next_poll_at = now() - interval '1 second' WHERE id = $1",
+      [(reg.json() as { runId: number }).runId],
+    );
     const seen = trig.requests.length;
     await pollDueRuns(t.ctx);
     const asked = trig.requests.slice(seen).filter((r) => r.method === 'GET');
