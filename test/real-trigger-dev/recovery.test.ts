@@ -81,7 +81,7 @@ describe.skipIf(NO_REAL_TRIGGER_DEV)(`issue 36: recovery and the runtime's edges
       method: 'POST', headers: { authorization: agent.ingest, 'content-type': 'application/json' }, body: JSON.stringify({ input }),
     });
 
-  it('kill -9 after Trigger.dev created the run, before the service recorded it: found by its tag after the restart and finished', async () => {
+  it('kill -9 after Trigger.dev created the run, before the service recorded it: found by its tag after the restart and finished (no runs list: left queued, the reason noted)', async () => {
     onTriggerAnswer = 'hold';
     const pending = trigger({ seconds: 3 }).catch(() => null); // its caller never gets an answer
     await eventually(async () => held.length, (n) => n > 0, 30_000);
