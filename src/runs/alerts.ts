@@ -14,7 +14,7 @@ import { constantTimeEqual } from '../lib/secrets.ts';
 import { sealedAt } from '../storage/sealed-columns.ts';
 import { parseJson } from '../runtimes/http.ts';
 import { findUnstorable } from '../lib/storable-json.ts';
-import { triggerErrorText } from '../runtimes/trigger-dev-adapter.ts';
+import { triggerErrorText } from '../runtimes/trigger-dev-mapping.ts';
 
 export interface InboundAlert {
   runtimeId: number | null;

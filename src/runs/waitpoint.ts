@@ -15,7 +15,7 @@ import { transition } from './run-transitions.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { attributableUser } from '../orgs/attribution.ts';
 import { foreignTokenReason } from './waitpoint-ownership.ts';
-import { waitpointTag } from '../runtimes/trigger-dev-adapter.ts';
+import { waitpointTag } from '../runtimes/trigger-dev-mapping.ts';
 import type { Outcome, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeKind, WaitpointState } from '../runtimes/runtime-adapter.ts';
 
 export type WaitpointConflict =

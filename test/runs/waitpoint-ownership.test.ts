@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { seedAgent, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { N8nFake } from '../fakes/n8n-fake.ts';
-import { waitpointTag } from '../../src/runtimes/trigger-dev-adapter.ts';
+import { waitpointTag } from '../../src/runtimes/trigger-dev-mapping.ts';
 import { foreignTokenReason } from '../../src/runs/waitpoint-ownership.ts';
 import { auditFor, runState, waitingRun } from './waitpoint-helpers.ts';
 

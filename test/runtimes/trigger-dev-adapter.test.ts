@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PREVIEW_KEY_REFUSED, TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
+import { TriggerDevAdapter } from '../../src/runtimes/trigger-dev-adapter.ts';
+import { PREVIEW_KEY_REFUSED } from '../../src/runtimes/trigger-dev-mapping.ts';
 import { RuntimeHttp } from '../../src/runtimes/http.ts';
 import { createOutboundClient } from '../../src/lib/safe-http.ts';
 import type { Outcome, RuntimeConnection, RuntimeFailure, TaskPayload } from '../../src/runtimes/runtime-adapter.ts';
