@@ -22,7 +22,7 @@ import {
   type ConnectionType,
 } from '../agents/connections-repo.ts';
 import { isoOrNull } from '../runs/run-view.ts';
-import { checkFetchableUrl, checkHttpUrl, fieldsSet, isUniqueViolation } from './validate.ts';
+import { checkFetchableUrl, fieldsSet, isUniqueViolation } from './validate.ts';
 import { isUuid } from '../lib/uuid.ts';
 import { parseExpiresAt } from './expires-at.ts';
 
@@ -212,7 +212,6 @@ function checkTypeFields(type: ConnectionType, body: ConnectionFields, creating:
     if (value === null && required.includes(field)) throw errors.invalid(`body.${field}`, 'cannot be null');
   }
   if (creating) for (const field of required) if ((body as Record<string, unknown>)[field] === undefined) throw errors.invalid(`body.${field}`, `is required for ${type} connections`);
-  if (typeof body.token_url === 'string') checkHttpUrl('token_url', body.token_url);
 }
 
 /** The sealed JSON: stored fields overlaid with the body's; null removes an optional field. */

@@ -135,3 +135,28 @@ export async function eventually<T>(read: () => Promise<T>, done: (v: T) => bool
   }
   return v;
 }
+
+export interface CreatedAgent {
+  id: number;
+  /** Authorization header value. */
+  ingest: string;
+  agentKey: string;
+}
+
+/**
+ * A platform agent on `at.runtimeId` whose target is `target`, created through the admin API as an admin would: the
+ * one way the real-runtime suites (test/real-n8n, test/real-trigger-dev) make their agents.
+ */
+export async function createPlatformAgent(
+  service: ServiceProcess,
+  at: { orgId: string; runtimeId: number },
+  name: string,
+  target: string,
+  fields: Record<string, unknown> = {},
+): Promise<CreatedAgent> {
+  const agent = await service.api('POST', '/api/admin/agents', {
+    org_id: at.orgId, name, managed_by: 'platform', status: 'active', runtime_id: at.runtimeId, target, allow_external_triggers: true, ...fields,
+  });
+  if (agent.status !== 201) throw new Error(`creating agent ${name} answered ${agent.status}: ${JSON.stringify(agent.json)}`);
+  return { id: agent.json.id, ingest: `Bearer ${agent.json.ingest_api_key}`, agentKey: agent.json.agent_api_key };
+}

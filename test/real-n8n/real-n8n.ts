@@ -4,7 +4,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { eventually, serviceStorage, ServiceProcess, type ServiceStorage } from '../faults/service-process.ts';
+import { eventually, serviceStorage, ServiceProcess, type ServiceStorage, createPlatformAgent, type CreatedAgent } from '../faults/service-process.ts';
+
+export type { CreatedAgent } from '../faults/service-process.ts';
 
 export const N8N_URL = process.env.REAL_N8N_URL ?? '';
 export const N8N_API_KEY = process.env.REAL_N8N_API_KEY ?? '';
@@ -82,21 +84,9 @@ export async function startServiceOnN8n(env: Record<string, string>, runtime: { 
   return { service, storage, orgId: org.json.id, runtimeId: rt.json.id };
 }
 
-export interface CreatedAgent {
-  id: number;
-  /** Authorization header values. */
-  ingest: string;
-  agentKey: string;
-}
-
 /** A platform agent on the n8n runtime whose webhook path is `target`, as an admin creates it. */
-export async function createAgent(s: ServiceOnN8n, name: string, target: string, fields: Record<string, unknown> = {}): Promise<CreatedAgent> {
-  const agent = await s.service.api('POST', '/api/admin/agents', {
-    org_id: s.orgId, name, managed_by: 'platform', status: 'active', runtime_id: s.runtimeId, target, allow_external_triggers: true, ...fields,
-  });
-  expect(agent.status).toBe(201);
-  return { id: agent.json.id, ingest: `Bearer ${agent.json.ingest_api_key}`, agentKey: agent.json.agent_api_key };
-}
+export const createAgent = (s: ServiceOnN8n, name: string, target: string, fields: Record<string, unknown> = {}): Promise<CreatedAgent> =>
+  createPlatformAgent(s.service, s, name, target, fields);
 
 /** The workflow of examples/n8n/<file>, as exported. */
 export function exampleWorkflow(file: string): {

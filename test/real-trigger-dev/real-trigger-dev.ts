@@ -5,7 +5,9 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import pg from 'pg';
-import { eventually, freePort, serviceStorage, ServiceProcess, type ServiceStorage } from '../faults/service-process.ts';
+import { eventually, freePort, serviceStorage, ServiceProcess, type ServiceStorage, createPlatformAgent, type CreatedAgent } from '../faults/service-process.ts';
+
+export type { CreatedAgent } from '../faults/service-process.ts';
 
 export const TD_URL = process.env.REAL_TRIGGER_DEV_URL ?? '';
 export const TD_KEY = process.env.REAL_TRIGGER_DEV_SECRET_KEY ?? '';
@@ -111,21 +113,9 @@ export async function startServiceOnTriggerDev(env: Record<string, string> = {},
   return { service, storage, env: all, orgId: org.json.id, runtimeId: rt.json.id };
 }
 
-export interface CreatedAgent {
-  id: number;
-  /** Authorization header value. */
-  ingest: string;
-  agentKey: string;
-}
-
 /** A platform agent on the Trigger.dev runtime whose task is `target`, as an admin creates it. */
-export async function createAgent(s: ServiceOnTriggerDev, name: string, target: string, fields: Record<string, unknown> = {}): Promise<CreatedAgent> {
-  const agent = await s.service.api('POST', '/api/admin/agents', {
-    org_id: s.orgId, name, managed_by: 'platform', status: 'active', runtime_id: s.runtimeId, target, allow_external_triggers: true, ...fields,
-  });
-  expect(agent.status, JSON.stringify(agent.json)).toBe(201);
-  return { id: agent.json.id, ingest: `Bearer ${agent.json.ingest_api_key}`, agentKey: agent.json.agent_api_key };
-}
+export const createAgent = (s: ServiceOnTriggerDev, name: string, target: string, fields: Record<string, unknown> = {}): Promise<CreatedAgent> =>
+  createPlatformAgent(s.service, s, name, target, fields);
 
 /**
  * A webhook alert channel for failed runs, pointing at the service's alert endpoint with `secret`. Trigger.dev's API
