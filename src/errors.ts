@@ -82,7 +82,7 @@ export const errors = {
     new ApiError(code, why, { headers: { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_S) } }),
   runtimeTimeout: (runId: number) =>
     new ApiError('runtime_timeout', 'the runtime did not respond within the wait window', { runId }),
-};
+} as const;
 
 export interface ErrorBody {
   error: string;

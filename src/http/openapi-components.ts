@@ -16,7 +16,7 @@ export function nullable<T extends TSchema & { type: string }>(schema: T) {
 
 type HeaderDocs = Record<string, { description: string; type: string }>;
 /** Secrets and files: never kept by a cache on the way. */
-export const NO_STORE: HeaderDocs = { 'cache-control': { description: 'Always `no-store`.', type: 'string' } };
+export const NO_STORE: Readonly<HeaderDocs> = { 'cache-control': { description: 'Always `no-store`.', type: 'string' } };
 
 /** A free-form JSON object (input, metadata, extras): every key passes through. */
 export const JsonObject = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });
@@ -199,7 +199,7 @@ export function noBody(description: string) {
 export const CALLER_GONE = noBody('The caller left before the answer; nothing reaches anyone.');
 
 /** The components of this module, registered once by buildApp. */
-export const RUN_COMPONENTS: TSchema[] = [
+export const RUN_COMPONENTS: readonly TSchema[] = [
   ErrorBody, TriggerAccepted, SyncCompleted, SyncTimedOut, WebhookTimedOut, ZoneRun, AdminRun, AdminRunDetail, RegisterAccepted, IngestResult,
   WaitpointCompleted, ApiKeyCredential, BasicAuthCredential, OAuthCredential, ResolvedCredential, Health, AlertReceipt,
 ];

@@ -67,7 +67,7 @@ function serviceVersion(): string {
 }
 
 /** Registers the generator (before any route, so it sees them all) and the shared components. */
-export async function registerOpenApi(app: FastifyInstance, extraComponents: TSchema[]): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, extraComponents: readonly TSchema[]): Promise<void> {
   for (const schema of [...RUN_COMPONENTS, ...extraComponents]) app.addSchema(schema);
   await app.register(fastifySwagger, {
     openapi: {

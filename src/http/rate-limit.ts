@@ -28,7 +28,7 @@ export interface RouteRateLimit {
 }
 
 /** Spec 8.1's /trigger bucket, which the console's "run now" and an admin replay count in too. */
-export const TRIGGER_RATE_LIMIT: RouteRateLimit = { bucket: 'trigger', limit: LIMITS.trigger, inWrite: true };
+export const TRIGGER_RATE_LIMIT: Readonly<RouteRateLimit> = { bucket: 'trigger', limit: LIMITS.trigger, inWrite: true };
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -69,7 +69,7 @@ interface Front {
 }
 
 /** Every front that starts a run, by the source its runs record (runs.source). */
-export const FRONTS: Record<StartedSource, Front> = {
+export const FRONTS: Readonly<Record<StartedSource, Front>> = {
   trigger: { eligible: externalTrigger, attribution: 'checked' },
   trigger_and_wait: { eligible: externalSync, attribution: 'checked' },
   download: { eligible: filesOnly(externalSync), attribution: 'checked' },

@@ -6,15 +6,15 @@ import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts
 import { onPostgres } from '../helpers/test-db.ts';
 import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
-import { liveStreamSettings } from '../../src/routes/admin/run-events.ts';
+import { loadConfig, type LiveStreamSettings } from '../../src/config.ts';
 import { RunFeed, type RunFeedEvent } from '../../src/admin/run-feed.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 
-// Fast enough for tests; the module's defaults are 15 s and 2 s.
-liveStreamSettings.heartbeatMs = 150;
-liveStreamSettings.pollMs = 150;
-liveStreamSettings.recheckMs = 150;
+// Fast enough for tests (the defaults are 15 s, 2 s and 5 s). The apps of this file are built with this object as
+// their config's, so a test may change a cap for its own duration.
+const liveStreamSettings: LiveStreamSettings = { ...loadConfig({}).liveStreams, heartbeatMs: 150, pollMs: 150, recheckMs: 150 };
+const withLiveSettings = { config: { liveStreams: liveStreamSettings } };
 
 const trigger = new TriggerDevFake();
 let t: TestApp;
@@ -24,7 +24,7 @@ let agent: SeededAgent;
 beforeAll(async () => {
   await trigger.start();
   trigger.registerTask('my-target');
-  t = await createTestApp();
+  t = await createTestApp(withLiveSettings);
   base = await listen(t);
   agent = await seedAgent(t, { runtime: { kind: 'task', baseUrl: trigger.url, apiKey: trigger.secretKey } });
 });
@@ -169,7 +169,7 @@ describe('issue 14: GET /api/admin/runs/events', () => {
   });
 
   it('app close ends open streams and does not hang', async () => {
-    const other = await createTestApp();
+    const other = await createTestApp(withLiveSettings);
     const url = await listen(other);
     const s = await Stream.open(`${url}/api/admin/runs/events`);
     await s.until(live);
@@ -238,7 +238,7 @@ describe.skipIf(!onPostgres)('issue 14: live runs across instances (PostgreSQL)'
     const poll = liveStreamSettings.pollMs;
     // No catch-up within the test: only the NOTIFY of the completion can bring it.
     liveStreamSettings.pollMs = 60_000;
-    const first = await createTestApp();
+    const first = await createTestApp(withLiveSettings);
     try {
       const url = await listen(first);
       const second = await first.another();

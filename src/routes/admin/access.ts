@@ -71,7 +71,7 @@ const orgAdmin = (of: OrgOf, resource: string, platformFields?: string[]): Acces
 const EXTERNAL_TRIGGERS = ['allow_external_triggers'];
 
 /** Keyed by method and route path under /api/admin; HEAD follows GET. */
-export const ACCESS: Record<string, AccessRule> = {
+export const ACCESS: Readonly<Record<string, AccessRule>> = {
   'GET /orgs': LIST,
   'POST /orgs': PLATFORM,
   'GET /orgs/:id': member(orgParam('id'), 'organization'),
