@@ -136,3 +136,17 @@ describe('architecture: exported constants are constant', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe('architecture: the runs table has one door', () => {
+  // Issue 38 item 4: every statement on runs (and on run_transitions) lives in src/runs/, so a change to the run's
+  // columns or indexes is made, and reviewed, in one folder.
+  const RUNS_SQL = /\b(?:FROM|JOIN|UPDATE|INTO)\s+(?:runs|run_transitions)\b/;
+
+  it('no module outside src/runs/ (and the migrations) writes SQL on runs', () => {
+    const outside = sourceFiles(SRC)
+      .filter((f) => !f.startsWith(path.join(SRC, 'runs') + path.sep) && !f.startsWith(path.join(SRC, 'storage', 'migrations') + path.sep))
+      .filter((f) => RUNS_SQL.test(readFileSync(f, 'utf8')))
+      .map((f) => path.relative(SRC, f));
+    expect(outside).toEqual([]);
+  });
+});

@@ -7,7 +7,8 @@ import { onPostgres } from '../helpers/test-db.ts';
 import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
 import { loadConfig, type LiveStreamSettings } from '../../src/config.ts';
-import { RunFeed, type RunFeedEvent } from '../../src/admin/run-feed.ts';
+import { RunFeed } from '../../src/admin/run-feed.ts';
+import type { RunChange } from '../../src/runs/run-changes.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 
@@ -59,8 +60,8 @@ class Stream {
   headers = new Headers();
   body = '';
 
-  get events(): RunFeedEvent[] {
-    return [...this.text.matchAll(/event: run\ndata: (.*)\n\n/g)].map((m) => JSON.parse(m[1]!) as RunFeedEvent);
+  get events(): RunChange[] {
+    return [...this.text.matchAll(/event: run\ndata: (.*)\n\n/g)].map((m) => JSON.parse(m[1]!) as RunChange);
   }
 
   /** Resolves once `check` holds on the stream, or fails after `ms`. */
@@ -184,7 +185,7 @@ describe('issue 14: the run feed', () => {
     const orgB = await seedOrg(t, 'B');
     const [a, b] = [await seedAgent(t, { orgId: orgA }), await seedAgent(t, { orgId: orgB })];
     const feed = new RunFeed(t.db, t.ctx.log, { pollMs: 100 });
-    const got = { a: [] as RunFeedEvent[], b: [] as RunFeedEvent[], all: [] as RunFeedEvent[] };
+    const got = { a: [] as RunChange[], b: [] as RunChange[], all: [] as RunChange[] };
     feed.subscribe({ orgIds: [orgA] }, (e) => got.a.push(e));
     const unsubscribeB = feed.subscribe({ orgIds: [orgB.toUpperCase()] }, (e) => got.b.push(e));
     feed.subscribe({ orgIds: null }, (e) => got.all.push(e));
@@ -212,14 +213,14 @@ describe('issue 14: the run feed', () => {
 describe('issue 14: the run feed after idling', () => {
   it('a subscriber after a stretch with none hears changes from its subscription on, not the backlog made meanwhile', async () => {
     const feed = new RunFeed(t.db, t.ctx.log, { pollMs: 60_000 });
-    const first: RunFeedEvent[] = [];
+    const first: RunChange[] = [];
     const unsubscribe = feed.subscribe({ orgIds: null }, (e) => first.push(e));
     await feed.ready();
     try {
       unsubscribe();
       const now = new Date();
       for (let i = 0; i < 3; i++) await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now });
-      const second: RunFeedEvent[] = [];
+      const second: RunChange[] = [];
       feed.subscribe({ orgIds: null }, (e) => second.push(e));
       await feed.ready();
       const heard = await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now: new Date() });

@@ -13,7 +13,8 @@ import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
-import { OVERLAP_MS, runsChangedSince, type RunFeedEvent } from '../../admin/run-feed.ts';
+import { OVERLAP_MS } from '../../admin/run-feed.ts';
+import { runsChangedSince, type RunChange } from '../../runs/run-changes.ts';
 import { rawAnswer } from '../../http/openapi-components.ts';
 import { visibleOrgIds, type Principal } from '../../orgs/principal.ts';
 import { principalOf, signedInToAdmin } from '../../orgs/user-auth.ts';
@@ -99,8 +100,8 @@ function openStream(ctx: AppContext, holder: string, req: FastifyRequest, reply:
   const { heartbeatMs, recheckMs } = ctx.liveStreams.settings;
 
   // Live events wait in `pending` until the replay is written, so the stream stays in updated_at order.
-  let pending: RunFeedEvent[] | null = since ? [] : null;
-  const send = (e: RunFeedEvent): void => {
+  let pending: RunChange[] | null = since ? [] : null;
+  const send = (e: RunChange): void => {
     if (pending) pending.push(e);
     else write(res, `id: ${e.updated_at}/${e.runId}\nevent: run\ndata: ${JSON.stringify(e)}\n\n`);
   };
