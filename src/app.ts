@@ -24,6 +24,7 @@ import { rateLimitEdge } from './http/rate-limit.ts';
 import { refuseUnstorableBodies } from './http/storable-body.ts';
 import { clientErrorHandler, serverTimeouts } from './http/slow-clients.ts';
 import { lazyChildLogger } from './http/lazy-request-logger.ts';
+import { logRequests, requestIdFrom } from './http/request-log.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,11 +52,10 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   const nextRequestId = () => `${requestIdPrefix}${(++requestCounter).toString(36)}`;
   const options: FastifyServerOptions & { http: object } = {
     loggerInstance: ctx.log,
-    // One line per request (below), not Fastify's two at info: the hot paths stay cheap, LOG_LEVEL=debug gives an
-    // access log, and 5xx answers are always logged.
+    // One line per request (http/request-log.ts), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
-    genReqId: nextRequestId,
+    genReqId: requestIdFrom(nextRequestId),
     bodyLimit: ctx.config.maxJsonBodyBytes, // spec 8.4: input/output JSON has no hard cap; one operator ceiling
     ...serverTimeouts(ctx.config), // slow clients: request, headers, keep-alive and connection idle timeouts
     clientErrorHandler: clientErrorHandler(nextRequestId),
@@ -75,12 +75,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     reply.header('x-request-id', req.id);
     done();
   });
-  app.addHook('onResponse', (req, reply, done) => {
-    ctx.metrics.request(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime);
-    if (reply.statusCode >= 500) req.log.warn({ req, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request failed');
-    else req.log.debug({ req, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request completed');
-    done();
-  });
+  logRequests(app, ctx.config.requestLog); // and the request metrics, once the answer has gone
   installErrorHandling(app);
   refuseUnstorableBodies(app);
   rateLimitEdge(app);

@@ -31,6 +31,8 @@ export interface Config {
   /** How long a console session lasts after sign-in (decisions.md "Sessions and roles"). */
   sessionTtlHours: number;
   logLevel: string;
+  /** Which answers get a request line (http/request-log.ts): all, errors (4xx, 5xx) or server_errors. */
+  requestLog: RequestLogSetting;
   /** PostgreSQL pool: connections, and how long a request waits for one (a free slot or a new connection). */
   dbPoolSize: number;
   /** At start, how long an unreachable database is retried (with backoff) before the start gives up; 0: once. */
@@ -73,6 +75,10 @@ export class ConfigError extends Error {
     super(problems.map((p) => `invalid configuration: ${p}`).join('\n'));
   }
 }
+
+/** ARS_REQUEST_LOG: which answers get a request line (http/request-log.ts). */
+export const REQUEST_LOG_SETTINGS = ['all', 'errors', 'server_errors'] as const;
+export type RequestLogSetting = (typeof REQUEST_LOG_SETTINGS)[number];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 /** Spec 8.3's platform ceiling on a synchronous wait (sync/wait-window.ts; config sits below that layer). */
@@ -128,6 +134,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(`ARS_CONNECTION_IDLE_TIMEOUT_MS must be 0 (none) or longer than ${SYNC_WAIT_CEILING_MS} (a held synchronous answer waits that long in silence)`);
   }
 
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+    return fallback;
+  };
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -151,6 +164,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyTtlHours: int('ARS_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),
     sessionTtlHours: int('ARS_SESSION_TTL_HOURS', 12, 1, 720),
     logLevel,
+    requestLog: oneOf('ARS_REQUEST_LOG', REQUEST_LOG_SETTINGS, 'all'),
     dbPoolSize: int('ARS_DB_POOL_SIZE', 20, 1, 1_000),
     dbStartupTimeoutMs: int('ARS_DB_STARTUP_TIMEOUT_MS', 60_000, 0, 3_600_000),
     dbConnectTimeoutMs: int('ARS_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),

@@ -102,6 +102,10 @@ describe('config: slow clients (issue 12, decisions.md "Slow clients")', () => {
     }
     expect(problems({ ARS_DOWNLOAD_STALL_MS: '10' })).toEqual([expect.stringContaining('ARS_DOWNLOAD_STALL_MS')]);
     expect(problems({ ARS_REQUEST_TIMEOUT_MS: 'soon' })).toEqual([expect.stringContaining('ARS_REQUEST_TIMEOUT_MS')]);
+    // Issue 39 item 1: the request log setting is one of three words; issue 38 item 3: the live stream caps.
+    expect(problems({ ARS_REQUEST_LOG: 'verbose' })).toEqual(['ARS_REQUEST_LOG must be one of all, errors, server_errors (got "verbose")']);
+    expect(loadConfig({ ARS_REQUEST_LOG: 'errors' }).requestLog).toBe('errors');
+    expect(problems({ ARS_LIVE_STREAMS_PER_USER: '0' })).toEqual([expect.stringContaining('ARS_LIVE_STREAMS_PER_USER')]);
   });
 });
 

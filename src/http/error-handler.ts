@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, errorBody, errors, type ErrorCode } from '../errors.ts';
 import { isDatabaseUnavailable } from '../storage/db-unavailable.ts';
 import { redactUrl } from './log-redaction.ts';
+import { noteRun } from './request-log.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -55,10 +56,11 @@ function errCode(err: unknown): string | undefined {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(err, req);
-    // An outage is expected to pass: one warn line per request, without the stack, is enough.
-    if (apiError.code === 'service_unavailable') req.log.warn({ code: errCode(err), reason: err.message }, 'database unavailable');
-    else if (apiError.status >= 500 && !(err instanceof ApiError)) req.log.error({ err }, 'unhandled error');
-    else if (apiError.status >= 500) req.log.warn({ code: apiError.code, runId: apiError.extra.runId }, apiError.message);
+    if (apiError.extra.runId !== undefined) noteRun(req, apiError.extra.runId);
+    // Told on the request's one line (request-log.ts). An outage is expected to pass: its reason, without the stack.
+    if (apiError.code === 'service_unavailable') req.failure = { level: 'warn', fields: { code: apiError.code, dbCode: errCode(err), reason: err.message } };
+    else if (apiError.status >= 500 && !(err instanceof ApiError)) req.failure = { level: 'error', fields: { code: apiError.code, err } };
+    else if (apiError.status >= 500) req.failure = { level: 'warn', fields: { code: apiError.code, reason: apiError.message } };
     return sendError(reply, apiError);
   });
   app.setNotFoundHandler((req, reply) => {

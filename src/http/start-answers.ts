@@ -17,12 +17,13 @@ import { toSyncRunView } from '../runs/run-view.ts';
 import { ApiError, errors } from '../errors.ts';
 import { overLimit } from './rate-limit.ts';
 import { REPLAYED_HEADER } from './idempotency-key.ts';
+import { noteRun } from './request-log.ts';
 
 /** Spec 4.1's 201 (4.6's 202 for a webhook): the run is queued; a runtime that refused it is 500 naming the run. */
 export function sendStarted(reply: FastifyReply, result: StartRunResult | OverLimit | KeyTaken, code: 201 | 202 = 201): FastifyReply | Promise<FastifyReply> {
   if (isKeyTaken(result)) return replay(reply, result, (run) => reply.code(201).send(accepted(run)));
   if (isOverLimit(result)) throw overLimit(result);
-  runAnswer(reply);
+  runAnswer(reply, result.run.id);
   if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
   return reply.code(code).send(accepted(result.run));
 }
@@ -38,18 +39,18 @@ export function sendSyncOutcome(ctx: AppContext, reply: FastifyReply, outcome: S
   if (isKeyTaken(outcome)) return replay(reply, outcome, (run) => replayWait(ctx, reply, run, replayWith));
   switch (outcome.kind) {
     case 'finished':
-      runAnswer(reply);
+      runAnswer(reply, outcome.run.id);
       return reply.code(200).send(toSyncRunView(outcome.run));
     case 'timed_out': {
-      runAnswer(reply);
+      runAnswer(reply, outcome.run.id);
       const { id, agent_id, status } = outcome.run;
       return reply.code(202).send({ runId: Number(id), agentId: Number(agent_id), status, timedOut: true as const });
     }
     case 'no_answer':
-      runAnswer(reply);
+      runAnswer(reply, outcome.run.id);
       throw errors.runtimeTimeout(outcome.run.id);
     case 'not_started':
-      runAnswer(reply);
+      runAnswer(reply, outcome.run.id);
       throw errors.runtimeFailed(outcome.run.id, outcome.reason);
     case 'caller_gone':
       // Nobody is left to read this (204, as the downloads answer); the run goes on as if triggered asynchronously.
@@ -66,11 +67,12 @@ export function sendDownload(reply: FastifyReply, outcome: DownloadOutcome | Key
     case 'over_limit':
       throw overLimit(outcome);
     case 'failed':
-      runAnswer(reply);
+      runAnswer(reply, outcome.run.id);
       throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
     case 'caller_gone':
       return reply.code(204).send(); // nobody is left to read it
     case 'stream':
+      noteRun(reply.request, outcome.run.id);
       void outcome.track(reply.raw);
       // Piped with backpressure; Content-Length passes through when the runtime sent one, else chunked. A file
       // is streamed once and never stored, so it is not marked as an answer to keep.
@@ -80,8 +82,12 @@ export function sendDownload(reply: FastifyReply, outcome: DownloadOutcome | Key
 
 const accepted = (run: RunHead): { runId: number; status: 'queued' } => ({ runId: Number(run.id), status: 'queued' });
 
-/** This answer is the run's own (its 2xx, or its failure of spec part 7): a retry with the same key gets it too. */
-function runAnswer(reply: FastifyReply): void {
+/**
+ * This answer is the run's own (its 2xx, or its failure of spec part 7): a retry with the same key gets it too,
+ * and the request's log line names the run.
+ */
+function runAnswer(reply: FastifyReply, runId: number | string): void {
+  noteRun(reply.request, runId);
   const call = reply.request.idempotency;
   if (call) call.runAnswer = true;
 }

@@ -211,7 +211,7 @@ async function failStart(ctx: AppContext, run: RunHead, reason: string): Promise
   if (result.kind === 'applied') ctx.runWatch.publishRun(result.run);
   ctx.metrics.transitioned('start', result);
   const row = result.kind === 'not_found' ? run : result.run;
-  ctx.log.warn({ runId: run.id, agentId: run.agent_id, reason }, 'runtime invocation failed');
+  // Not logged here: the request's one line names the run and the reason (http/request-log.ts).
   return { ok: false, run: row, reason };
 }
 

@@ -73,8 +73,9 @@ describe('app shell', () => {
           expect(res.json()).toEqual({ error: 'the database is unavailable; retry later', code: 'service_unavailable', requestId: res.headers['x-request-id'] });
           expect(res.body).not.toContain('10.1.2.3');
           const mine = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string }).filter((l) => l.reqId === res.headers['x-request-id']);
-          expect(mine.filter((l) => l.msg === 'database unavailable')).toEqual([expect.objectContaining({ level: 40 })]);
-          expect(mine.some((l) => l.msg === 'unhandled error')).toBe(false);
+          // Issue 39 item 1: one line, at warn, with the reason and without a stack.
+          expect(mine).toEqual([expect.objectContaining({ level: 40, msg: 'request failed', code: 'service_unavailable', reason: failure.message })]);
+          expect(mine[0]).not.toHaveProperty('err');
         }
       } finally {
         broken.mockRestore();
@@ -110,35 +111,51 @@ describe('app shell', () => {
     expect(res.statusCode).toBe(401);
   });
 
-  it('decisions.md logs: one debug line per request; a 5xx answer is always logged at warn', async () => {
+  it('issue 39 item 1: one info line per request (method, route, status, duration, request id, agent, run); a failure is that one line, at warn', async () => {
     const a = await seedAgent(t, { runtime: { kind: 'task', baseUrl: await unusedUrl(), apiKey: 'tr_dev_x' } });
     const res = await t.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger`, headers: a.ingestAuth, payload: {} });
     expect(res.statusCode).toBe(500);
-    const lines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string; statusCode?: number });
-    const mine = lines.filter((l) => l.reqId === res.headers['x-request-id']);
-    expect(mine.filter((l) => l.msg === 'request failed')).toEqual([expect.objectContaining({ level: 40, statusCode: 500 })]);
-    expect(mine.some((l) => l.msg === 'incoming request')).toBe(false); // Fastify's own pair of info lines is off
+    const lines = (): Array<Record<string, unknown>> => t.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const mine = lines().filter((l) => l.reqId === res.headers['x-request-id']);
+    expect(mine).toEqual([
+      expect.objectContaining({
+        level: 40, msg: 'request failed', method: 'POST', route: '/api/agents/:agentId/runs/trigger', statusCode: 500,
+        agentId: a.agent.id, runId: res.json().runId, code: 'runtime_failed', reason: expect.stringContaining('runtime unreachable'), ms: expect.any(Number),
+      }),
+    ]);
+    expect(lines().some((l) => l.msg === 'incoming request')).toBe(false); // Fastify's own pair of lines is off
+    expect(JSON.stringify(mine)).not.toContain(a.ingestAuth.authorization.slice(7)); // never the key
 
     const okRes = await t.app.inject({ method: 'GET', url: '/healthz' });
-    const okLines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string }).filter((l) => l.reqId === okRes.headers['x-request-id']);
-    expect(okLines).toEqual([expect.objectContaining({ level: 20, msg: 'request completed' })]);
+    const okLines = lines().filter((l) => l.reqId === okRes.headers['x-request-id']);
+    expect(okLines).toEqual([expect.objectContaining({ level: 30, msg: 'request completed', method: 'GET', route: '/healthz', statusCode: 200 })]);
+
+    const refused = await t.app.inject({ method: 'GET', url: '/api/admin/runs', headers: { authorization: 'Bearer wrong' } });
+    expect(lines().filter((l) => l.reqId === refused.headers['x-request-id'])).toEqual([expect.objectContaining({ level: 30, statusCode: 401 })]);
   });
 
-  it('decisions.md logs: at info a request that logs nothing costs no child logger; one that logs carries its request id', async () => {
-    const quiet = await createTestApp({ config: { logLevel: 'info' } });
+  it('issue 39 item 1: a caller\'s X-Request-Id of sane form is kept, echoed and logged; any other is replaced', async () => {
+    const kept = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'caller-7f3a:2' } });
+    expect(kept.headers['x-request-id']).toBe('caller-7f3a:2');
+    expect(t.logs.some((l) => (JSON.parse(l) as { reqId?: string }).reqId === 'caller-7f3a:2')).toBe(true);
+    for (const bad of ['', 'has space', 'x'.repeat(129), '<script>', 'a\u00e9']) {
+      const res = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': bad } });
+      expect(res.headers['x-request-id']).toMatch(/^req_/);
+    }
+  });
+
+  it('issue 39 item 1: ARS_REQUEST_LOG=errors keeps the lines of 4xx and 5xx answers only; a request logging nothing costs no child logger', async () => {
+    const quiet = await createTestApp({ config: { logLevel: 'info', requestLog: 'errors' } });
     try {
       const children = vi.spyOn(quiet.app.log, 'child');
       const ok = await quiet.app.inject({ method: 'GET', url: '/healthz' });
       expect(ok.statusCode).toBe(200);
+      const refused = await quiet.app.inject({ method: 'GET', url: '/nope' });
+      expect(refused.statusCode).toBe(404);
       expect(children).not.toHaveBeenCalled();
-
-      const a = await seedAgent(quiet, { runtime: { kind: 'task', baseUrl: await unusedUrl(), apiKey: 'tr_dev_x' } });
-      const failed = await quiet.app.inject({ method: 'POST', url: `/api/agents/${a.agent.id}/runs/trigger`, headers: a.ingestAuth, payload: {} });
-      expect(failed.statusCode).toBe(500);
-      expect(children).toHaveBeenCalledTimes(1);
-      const lines = quiet.logs.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string });
-      expect(lines.filter((l) => l.reqId === failed.headers['x-request-id']).map((l) => l.msg)).toContain('request failed');
+      const lines = quiet.logs.map((l) => JSON.parse(l) as { msg: string; reqId?: string; statusCode?: number });
       expect(lines.some((l) => l.reqId === ok.headers['x-request-id'])).toBe(false);
+      expect(lines.filter((l) => l.reqId === refused.headers['x-request-id'])).toEqual([expect.objectContaining({ statusCode: 404, route: null, url: '/nope' })]);
     } finally {
       await quiet.close();
     }

@@ -46,7 +46,7 @@ describe('database errors in the logs', () => {
     expect(res.statusCode).toBe(500);
     expect(res.body).not.toContain(value);
     const lines = t.logs.slice(before).join('\n');
-    const unhandled = lines.split('\n').find((l) => l.includes('unhandled error'))!;
+    const unhandled = lines.split('\n').find((l) => l.includes('"code":"internal"'))!; // the request's one line
     expect(JSON.parse(unhandled).err).toMatchObject({ code: '23514', constraint: 'forced_failure', table: 'runs', routine: expect.any(String) });
     expect(JSON.parse(unhandled).err.message).toBe('new row for relation "runs" violates check constraint "forced_failure"');
     expect(lines).not.toContain(value);
