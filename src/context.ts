@@ -23,7 +23,8 @@ import type { OAuthRefreshes } from './credentials/oauth-refresh.ts';
 import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
 import { ServiceMetrics } from './metrics/metrics.ts';
 import { LiveRunStreams } from './admin/live-streams.ts';
-import { countPendingDeliveries } from './events/outbox-repo.ts';
+import { pendingDeliveries } from './events/outbox-repo.ts';
+import { countActiveRuns } from './runs/runs-repo.ts';
 
 export interface AppContext {
   config: Config;
@@ -87,9 +88,10 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
   const metrics = new ServiceMetrics({
     heldWaits: () => waits.size,
     heldCalls: () => heldCalls.size,
-    outboxBacklog: () => countPendingDeliveries(opts.db),
+    outboxBacklog: () => pendingDeliveries(opts.db, clock.now()),
+    activeRuns: () => countActiveRuns(opts.db),
     poolStats: opts.db.poolStats?.bind(opts.db),
-    onCollectError: (err) => log.warn({ err }, 'metrics: the outbox backlog could not be counted'),
+    onCollectError: (err) => log.warn({ err }, 'metrics: a database count (runs in flight, outbox backlog) failed'),
   });
   // Spec 8.1: the limiter fails open, and says so (decisions.md "Rate limits"), in the log and in the metrics.
   const reportLimiterError = opts.onLimiterError ?? ((err: unknown) => log.error({ err }, 'rate-limit store failed; request let through'));

@@ -14,7 +14,10 @@ export async function sweepTimeouts(ctx: AppContext): Promise<TimeoutSweepResult
   const now = ctx.clock.now();
   const queued = await drain(() => failQueuedTimedOut(ctx.db, now, ctx.config.queuedTimeoutMs, QUEUED_TIMEOUT_REASON));
   const running = await drain(() => failRunningTimedOut(ctx.db, now, RUNNING_TIMEOUT_REASON));
-  for (const run of [...queued, ...running]) ctx.runWatch.publishRun(run);
+  for (const run of [...queued, ...running]) {
+    ctx.runWatch.publishRun(run);
+    ctx.metrics.finished(run);
+  }
   ctx.metrics.entered('timeout', 'failed', queued.length + running.length);
   if (queued.length + running.length > 0) {
     ctx.log.info({ queued: queued.length, running: running.length }, 'runs failed by timeout');

@@ -48,9 +48,13 @@ export async function claimDueDeliveries(q: Queryable, now: Date, leaseUntil: Da
 }
 
 /** Rows still to deliver, due or not (the metrics' backlog gauge); served by the partial index outbox_due_idx. */
-export async function countPendingDeliveries(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ n: number }>('SELECT count(*) AS n FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL');
-  return rows[0]!.n;
+/** Deliveries neither delivered nor given up, and how long the oldest of them has waited (0 when none). */
+export async function pendingDeliveries(q: Queryable, now: Date): Promise<{ count: number; oldestAgeSeconds: number }> {
+  const { rows } = await q.query<{ n: number; oldest: Date | null }>(
+    'SELECT count(*) AS n, min(created_at) AS oldest FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL',
+  );
+  const oldest = rows[0]!.oldest;
+  return { count: Number(rows[0]!.n), oldestAgeSeconds: oldest ? Math.max(0, (now.getTime() - new Date(oldest).getTime()) / 1000) : 0 };
 }
 
 /**

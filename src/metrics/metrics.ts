@@ -2,7 +2,8 @@
 // prom-client's global one, so two instances in one process (tests) share nothing. Every label value comes from a
 // closed set (statuses, the paths below, route patterns, outcome kinds): never a run, agent or tenant id, a tenant
 // name or a URL, so /metrics leaks nothing about tenants and its series stay few.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { readFileSync } from 'node:fs';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { addScrapeGauges, type ScrapeSources } from './scrape-gauges.ts';
 
 export type { PoolStats, ScrapeSources } from './scrape-gauges.ts';
@@ -33,6 +34,28 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const RUNTIME_CALL_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 // Due polls are claimed every sweep interval (5 s by default); minutes of lag mean the pollers cannot keep up.
 const POLL_LAG_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+// A run lasts from a second to its running timeout (2 h by default, spec 2.1); its queue wait is bounded by the
+// queued timeout (10 min, spec part 3).
+const RUN_DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43_200, 86_400];
+const QUEUE_WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+/** The service's version, from the package.json two folders up (src/metrics/ and dist/metrics/ alike). */
+function serviceVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** What a terminal run row tells the run histograms. */
+interface FinishedRun {
+  status: string;
+  duration_ms?: number | string | null;
+  created_at?: Date | string | null;
+  started_at?: Date | string | null;
+}
 
 export class ServiceMetrics implements RuntimeCallMetrics {
   readonly registry = new Registry();
@@ -44,6 +67,8 @@ export class ServiceMetrics implements RuntimeCallMetrics {
   readonly #deliveries: Counter<'outcome'>;
   readonly #pollLag: Histogram;
   readonly #pruned: Counter<'table'>;
+  readonly #runDuration: Histogram<'status'>;
+  readonly #queueWait: Histogram;
 
   constructor(sources: ScrapeSources) {
     const registers = [this.registry];
@@ -96,6 +121,25 @@ export class ServiceMetrics implements RuntimeCallMetrics {
       labelNames: ['table'],
       registers,
     });
+    this.#runDuration = new Histogram({
+      name: 'ars_run_duration_seconds',
+      help: 'Runs that ended, by terminal status: their duration_ms (spec 2.2; from the first start, or from creation when they never started).',
+      labelNames: ['status'],
+      buckets: RUN_DURATION_BUCKETS,
+      registers,
+    });
+    this.#queueWait = new Histogram({
+      name: 'ars_run_queue_wait_seconds',
+      help: 'Runs that ended after starting: how long they were queued (created_at to started_at), observed once, at the end.',
+      buckets: QUEUE_WAIT_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'ars_build_info',
+      help: 'Always 1; the labels say which service version runs on which Node.',
+      labelNames: ['version', 'node_version'],
+      registers,
+    }).set({ version: serviceVersion(), node_version: process.version }, 1);
     addScrapeGauges(this.registry, sources);
     // Process metrics (CPU, memory, event loop, GC) into this registry only. prom-client's event-loop monitor and
     // GC observer cannot be stopped: each context leaves one behind (one per process in production).
@@ -103,8 +147,19 @@ export class ServiceMetrics implements RuntimeCallMetrics {
   }
 
   /** Counts a guarded transition's result when it was applied (a no-op, a refusal or nothing at all counts nothing). */
-  transitioned(path: TransitionPath, result: { kind: string; run?: { status: string } } | null | undefined): void {
-    if (result?.kind === 'applied' && result.run) this.entered(path, result.run.status);
+  transitioned(path: TransitionPath, result: { kind: string; run?: FinishedRun } | null | undefined): void {
+    if (result?.kind !== 'applied' || !result.run) return;
+    this.entered(path, result.run.status);
+    this.finished(result.run);
+  }
+
+  /** A run that entered a terminal status: its duration and, if it started, its queue wait (once per run). */
+  finished(run: FinishedRun): void {
+    if (!TERMINAL.has(run.status)) return;
+    if (run.duration_ms !== null && run.duration_ms !== undefined) this.#runDuration.observe({ status: run.status }, Number(run.duration_ms) / 1000);
+    if (run.started_at && run.created_at) {
+      this.#queueWait.observe(Math.max(0, new Date(run.started_at).getTime() - new Date(run.created_at).getTime()) / 1000);
+    }
   }
 
   /** Counts `count` runs that entered `status` (an insert, a set-based write, a move already known applied). */

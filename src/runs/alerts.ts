@@ -4,7 +4,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { findRuntime } from '../runtimes/runtimes-repo.ts';
-import { findRunsByRuntimeExternalId } from './runs-repo.ts';
+import { findRunsByRuntimeExternalId, type RunRow } from './runs-repo.ts';
 import { transition } from './run-transitions.ts';
 import { recordAlertReceipt } from './alert-receipts-repo.ts';
 import { belongsTo } from './run-ownership.ts';
@@ -74,6 +74,7 @@ export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert):
 
   const now = ctx.clock.now();
   const applied: number[] = [];
+  const finished: RunRow[] = []; // committed with the transaction; observed once it is
   const outcome = await ctx.db.transaction(async (tx): Promise<AlertOutcome> => {
     applied.length = 0;
     // The receipt and the transitions commit together: a delivery that fails half-way is not remembered.
@@ -82,7 +83,11 @@ export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert):
     if (owned.length === 0) return { kind: 'ignored', reason: 'the runtime run belongs to another task or workflow than the agents that track it' };
     // Usually one run; two agents on one target may both track the same runtime run, and both end with it.
     for (const run of owned) {
-      if ((await transition(tx, run.id, 'terminal', parsed.to, now, { error: parsed.error }, { via: 'alert' })).kind === 'applied') applied.push(run.id);
+      const moved = await transition(tx, run.id, 'terminal', parsed.to, now, { error: parsed.error }, { via: 'alert' });
+      if (moved.kind === 'applied') {
+        applied.push(run.id);
+        finished.push(moved.run);
+      }
     }
     return applied.length > 0 ? { kind: 'applied', runId: applied[0]! } : { kind: 'already_terminal', runId: owned[0]!.id };
   });
@@ -90,6 +95,7 @@ export async function receiveRuntimeAlert(ctx: AppContext, alert: InboundAlert):
     ctx.runWatch.publish(runId, parsed.to);
     ctx.metrics.entered('alert', parsed.to);
   }
+  for (const run of outcome.kind === 'applied' ? finished : []) ctx.metrics.finished(run);
   if (outcome.kind === 'unknown_run') ctx.log.warn({ runtimeId: runtime.id, externalRunId: parsed.externalRunId }, 'runtime alert for an unknown run ignored');
   if (outcome.kind === 'ignored' && tracking.length > 0) ctx.log.warn({ runtimeId: runtime.id, runIds: tracking.map((r) => r.id) }, `runtime alert not applied: ${outcome.reason}`);
   return outcome;

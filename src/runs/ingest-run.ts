@@ -59,7 +59,10 @@ export async function ingestRun(ctx: AppContext, agent: AgentRow, req: IngestReq
     return { kind: created ? 'created' : 'updated', run: moved.run };
   });
   if (result.kind !== 'backward') ctx.runWatch.publishRun(result.run);
-  if (entered) ctx.metrics.entered('ingest', entered);
+  if (entered) {
+    ctx.metrics.entered('ingest', entered);
+    ctx.metrics.finished(result.run);
+  }
   return result;
 }
 

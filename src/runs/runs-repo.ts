@@ -158,6 +158,16 @@ export async function findRun(q: Queryable, runId: number): Promise<RunRow | nul
   return rows[0] ?? null;
 }
 
+/** Runs in flight by status (runs_active_created_idx covers exactly these rows): the metrics' runs-by-status. */
+export async function countActiveRuns(q: Queryable): Promise<Record<'queued' | 'running' | 'waiting', number>> {
+  const { rows } = await q.query<{ status: 'queued' | 'running' | 'waiting'; n: number }>(
+    "SELECT status, count(*) AS n FROM runs WHERE status IN ('queued', 'running', 'waiting') GROUP BY status",
+  );
+  const counts = { queued: 0, running: 0, waiting: 0 };
+  for (const r of rows) counts[r.status] = Number(r.n);
+  return counts;
+}
+
 /** The agent a run belongs to (who may see the run follows from it), without reading the run's data. */
 export async function agentOfRun(q: Queryable, runId: number): Promise<number | null> {
   const { rows } = await q.query<{ agent_id: number }>('SELECT agent_id FROM runs WHERE id = $1', [runId]);

@@ -311,6 +311,11 @@ describe('issue 35 finding 3: a live stream ends when its right does', () => {
     const s = await Stream.open(`${base}/api/admin/runs/events`, asUser(token));
     await s.until(live);
     const before = await insertRun(t.db, { agentId: other.agent.id, status: 'queued', source: 'trigger', now: new Date() });
+    // The feed has read that run (an admin's stream sees it) before the user joins: otherwise a loaded machine can
+    // run the membership recheck first, and the run, read later, is then rightly the member's to see.
+    const watcher = await Stream.open(`${base}/api/admin/runs/events`);
+    await watcher.until(hasEvent(before.id, 'queued'));
+    watcher.close();
     const added = await t.app.inject({ method: 'POST', url: `/api/admin/orgs/${otherOrg}/members`, headers: admin, payload: { user_id: userId, role: 'member' } });
     expect(added.statusCode, added.body).toBe(201);
     await s.until((x) => x.text.includes('event: refetch'));
