@@ -1,10 +1,17 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const sdk = (file: string) => fileURLToPath(new URL(`packages/sdk/src/${file}`, import.meta.url));
+
 export default defineConfig({
-  // Workspace packages are imported from their TypeScript source (the `ars-source` export condition), so the
-  // suite needs no build first; tsconfig.json's customConditions does the same for the type-check.
-  resolve: { conditions: ['ars-source'] },
-  ssr: { resolve: { conditions: ['ars-source'] } },
+  // The SDK is imported from its TypeScript source, so the suite needs no build first; tsconfig.json's `paths`
+  // does the same for the type-check. Repository-only: the published package knows nothing of src/.
+  resolve: {
+    alias: [
+      { find: /^@agent-run-service\/sdk$/, replacement: sdk('index.ts') },
+      { find: /^@agent-run-service\/sdk\/webhooks$/, replacement: sdk('webhooks.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

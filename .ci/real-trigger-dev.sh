@@ -19,7 +19,7 @@ if [ ! -f "$TOOLS/setup.sh" ]; then
   echo "== real Trigger.dev: skipped (no real-trigger-dev tool at $TOOLS; set REAL_TRIGGER_DEV_TOOLS)"
   exit 0
 fi
-[ -f packages/sdk/dist/index.js ] || npm run --silent build -w packages/sdk
+[ -f packages/sdk/dist/esm/index.js ] || npm run --silent build -w packages/sdk
 # The service under test keeps its data on the machine's PostgreSQL (a database per suite, dropped after): PGlite's
 # start-up is CPU-heavy, and this suite shares two cores with Trigger.dev's webapp and worker.
 export TEST_DATABASE_URL="${TEST_DATABASE_URL:-${CI_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432}/postgres}"

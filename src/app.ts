@@ -20,7 +20,7 @@ import docsRoutes from './routes/docs.ts';
 import sessionRoutes from './routes/session.ts';
 import { ADMIN_COMPONENTS } from './routes/admin/views.ts';
 import { registerOpenApi } from './http/openapi-document.ts';
-import { countRefusedRequests } from './http/rate-limit.ts';
+import { rateLimitEdge } from './http/rate-limit.ts';
 import { refuseUnstorableBodies } from './http/storable-body.ts';
 import { clientErrorHandler, serverTimeouts } from './http/slow-clients.ts';
 import { lazyChildLogger } from './http/lazy-request-logger.ts';
@@ -83,7 +83,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   });
   installErrorHandling(app);
   refuseUnstorableBodies(app);
-  countRefusedRequests(app);
+  rateLimitEdge(app);
   opts.instrument?.(app);
   // Before any route: the generator collects every route as it is registered.
   await registerOpenApi(app, ADMIN_COMPONENTS);

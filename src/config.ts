@@ -50,6 +50,21 @@ export interface Config {
   downloadStallMs: number;
   /** The built web console (issue 14) served at /; missing: its pages answer 503 saying how to build it. */
   consoleDir: string;
+  /** The console's live run streams (GET /api/admin/runs/events). */
+  liveStreams: LiveStreamSettings;
+}
+
+export interface LiveStreamSettings {
+  /** A comment line this often keeps proxies and load balancers from closing an idle stream. */
+  heartbeatMs: number;
+  /** Streams one instance holds at most; more are 503 (each holds a socket and a subscription). */
+  maxStreams: number;
+  /** Streams one user (or the admin token) holds at most on one instance; more are 429. A console tab holds one. */
+  maxStreamsPerUser: number;
+  /** How often an open stream checks that its credential and memberships still allow it (issue 35). */
+  recheckMs: number;
+  /** The run feed's catch-up period (admin/run-feed.ts): how late a change whose NOTIFY was missed can be. */
+  pollMs: number;
 }
 
 /** Every problem found, each printed as one line naming its setting (server.ts exits 2). */
@@ -147,6 +162,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     downloadStallMs: int('ARS_DOWNLOAD_STALL_MS', 60_000, 1_000, 3_600_000),
     // The default is the repository's own build output, wherever the service is started from.
     consoleDir: path.resolve(env.ARS_CONSOLE_DIR || path.join(import.meta.dirname, '..', 'console', 'dist')),
+    liveStreams: {
+      heartbeatMs: int('ARS_LIVE_STREAM_HEARTBEAT_MS', 15_000, 1_000, 300_000),
+      maxStreams: int('ARS_LIVE_STREAMS_MAX', 500, 1, 100_000),
+      maxStreamsPerUser: int('ARS_LIVE_STREAMS_PER_USER', 10, 1, 1_000),
+      recheckMs: 5_000,
+      pollMs: 2_000,
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -22,6 +22,7 @@ import { WaitRegistry } from './sync/wait-registry.ts';
 import type { OAuthRefreshes } from './credentials/oauth-refresh.ts';
 import { logRedactPaths, logSerializers } from './http/log-redaction.ts';
 import { ServiceMetrics } from './metrics/metrics.ts';
+import { LiveRunStreams } from './admin/live-streams.ts';
 import { countPendingDeliveries } from './events/outbox-repo.ts';
 
 export interface AppContext {
@@ -56,6 +57,8 @@ export interface AppContext {
   oauthRefreshes: OAuthRefreshes;
   /** This instance's Prometheus registry and the metrics in it (GET /metrics). */
   metrics: ServiceMetrics;
+  /** The console's live run streams on this instance and the feed they share. */
+  liveStreams: LiveRunStreams;
 }
 
 export interface ContextOptions {
@@ -117,6 +120,7 @@ export async function createContext(opts: ContextOptions): Promise<AppContext> {
     pollBudget: new PollBudget(),
     oauthRefreshes: new SingleFlight(),
     metrics,
+    liveStreams: new LiveRunStreams(opts.db, log, opts.config.liveStreams),
   };
 }
 
@@ -125,6 +129,7 @@ export async function stopContext(ctx: AppContext): Promise<void> {
   await ctx.waits.stop();
   await ctx.heldCalls.abortAll();
   ctx.leases.stop();
+  await ctx.liveStreams.close();
   await ctx.agents.stop();
   await ctx.runWatch.stop();
   await ctx.outbound.close();
@@ -132,6 +137,6 @@ export async function stopContext(ctx: AppContext): Promise<void> {
 
 // buildApp hands this logger to Fastify, whose app.log is a child of it (adding Fastify's `res` serializer).
 function createLogger(config: Config, stream: pino.DestinationStream | undefined): FastifyBaseLogger {
-  const options: pino.LoggerOptions = { level: config.logLevel, serializers: logSerializers, redact: logRedactPaths };
+  const options: pino.LoggerOptions = { level: config.logLevel, serializers: logSerializers, redact: [...logRedactPaths] };
   return stream ? pino(options, stream) : pino(options);
 }

@@ -1,43 +1,55 @@
 // One closed set of error codes, mapped to HTTP statuses in this one place (decisions.md "Errors").
 // Every error body is { error, code, requestId } plus runId wherever a run exists.
 
-const STATUS_BY_CODE = {
-  invalid_body: 400, // validation failure where the endpoint answers 400 (admin API, trigger-and-download, …)
-  invalid_json: 400,
-  invalid_url: 400, // spec 4.8: a malformed `url` in a waiting callback
-  invalid_header: 400, // a malformed request header (Idempotency-Key)
-  unauthorized: 401,
-  not_eligible: 403, // agent toggles off / not eligible (spec part 7)
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  backward_transition: 409, // spec part 3 rule 1
-  waitpoint_unavailable: 409, // spec 4.9 / part 7
-  download_not_replayable: 409, // an Idempotency-Key whose download began: a file is streamed once
-  request_timeout: 408, // the request did not arrive within ARS_REQUEST_TIMEOUT_MS (http/slow-clients.ts)
-  payload_too_large: 413,
-  validation_failed: 422, // validation failure where the endpoint answers 422 (register, callback)
-  agent_unavailable: 422, // not platform-managed, not active, wrong output kind, runtime unsupported
-  idempotency_key_reused: 422, // an Idempotency-Key already used for another endpoint or body
-  rate_limited: 429,
-  headers_too_large: 431,
-  runtime_failed: 500, // the runtime could not be invoked (spec part 7)
-  internal: 500,
-  run_failed: 502, // synchronous call: the run failed or was cancelled; runtime answered JSON for a download
-  upstream_failed: 502, // admin logs / credentials: a third party refused
-  not_ready: 503, // /readyz: the database is unreachable or migrations are pending
-  service_unavailable: 503, // any other request: the database is unreachable or did not answer in time
-  upstream_timeout: 504, // zone proxy: the zone app did not answer in time
-  runtime_timeout: 504,
-} as const;
+/** Each code's status and what it means to a caller: docs/api.md's "Errors" table is made from this (errorTable). */
+const CODES = {
+  invalid_body: { status: 400, meaning: 'validation; where the endpoint answers 400' },
+  invalid_json: { status: 400, meaning: '' },
+  invalid_url: { status: 400, meaning: 'callback `url`' }, // spec 4.8: a malformed `url` in a waiting callback
+  invalid_header: { status: 400, meaning: 'a malformed `Idempotency-Key`' },
+  unauthorized: { status: 401, meaning: '' },
+  not_eligible: { status: 403, meaning: 'agent toggles, kind' }, // spec part 7
+  forbidden: { status: 403, meaning: 'a valid credential that may not do this' },
+  not_found: { status: 404, meaning: '' },
+  conflict: { status: 409, meaning: '' },
+  backward_transition: { status: 409, meaning: '' }, // spec part 3 rule 1
+  waitpoint_unavailable: { status: 409, meaning: '' }, // spec 4.9 / part 7
+  download_not_replayable: { status: 409, meaning: 'an `Idempotency-Key` whose download already began' },
+  request_timeout: { status: 408, meaning: 'the request did not arrive within `ARS_REQUEST_TIMEOUT_MS`' }, // http/slow-clients.ts
+  payload_too_large: { status: 413, meaning: '' },
+  validation_failed: { status: 422, meaning: 'register, callback, trigger-and-wait' },
+  agent_unavailable: { status: 422, meaning: 'not platform-managed, not active, wrong output kind or runtime' },
+  idempotency_key_reused: { status: 422, meaning: 'an `Idempotency-Key` already used for another endpoint or body' },
+  rate_limited: { status: 429, meaning: 'with `Retry-After`' },
+  headers_too_large: { status: 431, meaning: '' },
+  runtime_failed: { status: 500, meaning: 'the runtime could not be invoked; the run is failed' }, // spec part 7
+  internal: { status: 500, meaning: '' },
+  run_failed: { status: 502, meaning: 'synchronous: the run failed or was cancelled' },
+  upstream_failed: { status: 502, meaning: 'a runtime, OAuth provider or zone app refused' },
+  not_ready: { status: 503, meaning: '`/readyz`: the database is unreachable or migrations are pending; with `Retry-After`' },
+  service_unavailable: { status: 503, meaning: 'the database is unreachable or did not answer in time; with `Retry-After`' },
+  upstream_timeout: { status: 504, meaning: 'zone app' },
+  runtime_timeout: { status: 504, meaning: 'no runtime answer within the window; the run is failed' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
 
-export type ErrorCode = keyof typeof STATUS_BY_CODE;
+export type ErrorCode = keyof typeof CODES;
 
 /** Every code, in the order above (the OpenAPI document lists them as the `Error` body's `code` enum). */
-export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as ErrorCode[];
+export const ERROR_CODES = Object.keys(CODES) as readonly ErrorCode[];
 
 export function statusOf(code: ErrorCode): number {
-  return STATUS_BY_CODE[code];
+  return CODES[code].status;
+}
+
+/** docs/api.md's "Errors" table: each status with its codes and what they mean (test/http/api-reference.test.ts). */
+export function errorTable(): string {
+  const byStatus = new Map<number, string[]>();
+  for (const code of ERROR_CODES) {
+    const { status, meaning } = CODES[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), meaning ? `\`${code}\` (${meaning})` : `\`${code}\``]);
+  }
+  const rows = [...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => `| ${status} | ${codes.join(', ')} |`);
+  return ['| Status | Codes |', '|---|---|', ...rows].join('\n');
 }
 
 export class ApiError extends Error {
@@ -53,7 +65,7 @@ export class ApiError extends Error {
     Error.stackTraceLimit = 0;
     super(message);
     Error.stackTraceLimit = limit;
-    this.status = STATUS_BY_CODE[code];
+    this.status = CODES[code].status;
   }
 }
 
@@ -82,7 +94,7 @@ export const errors = {
     new ApiError(code, why, { headers: { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_S) } }),
   runtimeTimeout: (runId: number) =>
     new ApiError('runtime_timeout', 'the runtime did not respond within the wait window', { runId }),
-};
+} as const;
 
 export interface ErrorBody {
   error: string;

@@ -3,6 +3,7 @@
 // context (context.ts), which is erased at run time; only service.ts and the tests build one.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = path.resolve(import.meta.dirname, '../src');
@@ -101,5 +102,51 @@ describe('architecture: per-instance state', () => {
         });
     }
     expect(found).toEqual([]);
+  });
+});
+
+describe('architecture: exported constants are constant', () => {
+  // Issue 38 item 3: an exported object or array is shared by every instance in the process, and any importer
+  // (a test included) could change it: settings belong in the config, state in the context. An exported literal is
+  // therefore read-only: `as const`, a Readonly/readonly type, or Object.freeze.
+  const READONLY_TYPE = /^(?:Readonly(?:Array|Set|Map)?<|readonly\s)/;
+
+  function isReadOnly(decl: ts.VariableDeclaration): boolean {
+    let init = decl.initializer;
+    if (!init) return true;
+    if (ts.isSatisfiesExpression(init)) init = init.expression;
+    if (ts.isAsExpression(init) && init.type.getText() === 'const') return true;
+    if (ts.isCallExpression(init) && init.expression.getText() === 'Object.freeze') return true;
+    if (!ts.isObjectLiteralExpression(init) && !ts.isArrayLiteralExpression(init)) return true; // not a literal
+    return decl.type !== undefined && READONLY_TYPE.test(decl.type.getText());
+  }
+
+  it('no exported object or array literal is mutable', () => {
+    const found: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      for (const statement of source.statements) {
+        if (!ts.isVariableStatement(statement)) continue;
+        if (!statement.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) continue;
+        for (const decl of statement.declarationList.declarations) {
+          if (!isReadOnly(decl)) found.push(`${path.relative(SRC, file)}: ${decl.name.getText()}`);
+        }
+      }
+    }
+    expect(found).toEqual([]);
+  });
+});
+
+describe('architecture: the runs table has one door', () => {
+  // Issue 38 item 4: every statement on runs (and on run_transitions) lives in src/runs/, so a change to the run's
+  // columns or indexes is made, and reviewed, in one folder.
+  const RUNS_SQL = /\b(?:FROM|JOIN|UPDATE|INTO)\s+(?:runs|run_transitions)\b/;
+
+  it('no module outside src/runs/ (and the migrations) writes SQL on runs', () => {
+    const outside = sourceFiles(SRC)
+      .filter((f) => !f.startsWith(path.join(SRC, 'runs') + path.sep) && !f.startsWith(path.join(SRC, 'storage', 'migrations') + path.sep))
+      .filter((f) => RUNS_SQL.test(readFileSync(f, 'utf8')))
+      .map((f) => path.relative(SRC, f));
+    expect(outside).toEqual([]);
   });
 });

@@ -7,15 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../storage/db.ts';
 import { RUN_EVENTS_CHANNEL } from '../runs/run-announcements.ts';
 import type { RunStatus } from '../runs/run-states.ts';
-
-/** One run's status as of `updated_at`; ids as the admin run view gives them. */
-export interface RunFeedEvent {
-  runId: number;
-  agentId: number;
-  orgId: string;
-  status: RunStatus;
-  updated_at: string;
-}
+import { newestRunChange, runsChangedSince, type RunChange } from '../runs/run-changes.ts';
 
 /** `orgIds` null: every organization (the platform admin). */
 export interface FeedFilter {
@@ -39,35 +31,9 @@ export const OVERLAP_MS = 5_000;
 /** A NOTIFY burst (many completions) is read once: at most one read per this many ms. */
 const NUDGE_DELAY_MS = 50;
 
-interface Row {
-  id: number;
-  agent_id: number;
-  org_id: string;
-  status: RunStatus;
-  updated_at: Date;
-}
-
 interface Subscriber {
   orgs: Set<string> | null;
-  onEvent: (e: RunFeedEvent) => void;
-}
-
-/** The rows changed after `since`, oldest first, as events (for the stream's `?since=` backlog too). */
-export async function runsChangedSince(db: Db, since: Date, limit: number, orgIds: string[] | null, afterId = 0): Promise<RunFeedEvent[]> {
-  const params: unknown[] = [since, afterId, limit];
-  const orgFilter = orgIds === null ? '' : ` AND a.org_id = ANY($${params.push(orgIds)}::uuid[])`;
-  const { rows } = await db.query<Row>(
-    `SELECT r.id, r.agent_id, a.org_id, r.status, r.updated_at
-     FROM runs r JOIN agents a ON a.id = r.agent_id
-     WHERE (r.updated_at, r.id) > ($1::timestamptz, $2::bigint)${orgFilter}
-     ORDER BY r.updated_at, r.id LIMIT $3`,
-    params,
-  );
-  return rows.map(toEvent);
-}
-
-function toEvent(r: Row): RunFeedEvent {
-  return { runId: Number(r.id), agentId: Number(r.agent_id), orgId: r.org_id, status: r.status, updated_at: new Date(r.updated_at).toISOString() };
+  onEvent: (e: RunChange) => void;
 }
 
 export class RunFeed {
@@ -101,7 +67,7 @@ export class RunFeed {
   }
 
   /** Hears every run status change from now on, for `filter`'s organizations. Returns an unsubscribe function. */
-  subscribe(filter: FeedFilter, onEvent: (e: RunFeedEvent) => void): () => void {
+  subscribe(filter: FeedFilter, onEvent: (e: RunChange) => void): () => void {
     if (this.closed) throw new Error('run feed closed');
     const sub: Subscriber = { orgs: filter.orgIds === null ? null : new Set(filter.orgIds.map((o) => o.toLowerCase())), onEvent };
     const idle = this.subscribers.size === 0;
@@ -160,9 +126,8 @@ export class RunFeed {
   }
 
   /** The newest change: nothing up to it is news. */
-  private async newest(): Promise<{ at: Date; id: number }> {
-    const { rows } = await this.db.query<{ at: Date; id: number }>('SELECT updated_at AS at, id FROM runs ORDER BY updated_at DESC, id DESC LIMIT 1');
-    return rows[0] ? { at: new Date(rows[0].at), id: Number(rows[0].id) } : { at: new Date(0), id: 0 };
+  private newest(): Promise<{ at: Date; id: number }> {
+    return newestRunChange(this.db);
   }
 
   private nudge(): void {
@@ -205,7 +170,7 @@ export class RunFeed {
     this.prune();
   }
 
-  private deliver(e: RunFeedEvent): void {
+  private deliver(e: RunChange): void {
     const at = Date.parse(e.updated_at);
     const before = this.sent.get(e.runId);
     // Already sent (the overlap re-reads it), or only an output report: the status did not change.

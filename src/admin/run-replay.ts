@@ -7,8 +7,9 @@ import { errors } from '../errors.ts';
 import { appendAudit } from '../orgs/audit-repo.ts';
 import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import { findRun, type RunRow } from '../runs/runs-repo.ts';
-import { triggerRun } from '../runs/trigger-run.ts';
+import { triggerRun } from '../runs/begin-run.ts';
 import { STARTED_SOURCES } from '../runs/run-sources.ts';
+import { isKeyTaken } from '../runs/idempotency.ts';
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
 /**
@@ -56,9 +57,9 @@ export async function replayRun(
   actorUserId: string | null,
 ): Promise<ReplayResult | OverLimit> {
   const replayOf = Number(source.run.id);
-  const result = await triggerRun(ctx, source.agent, { input: storedInput(source.run), guard, replayOf, userId: actorUserId }, 'replay');
+  const result = await triggerRun(ctx, 'replay', { agent: source.agent, input: storedInput(source.run), guard, replayOf, userId: actorUserId });
   if (isOverLimit(result)) return result;
-  if (!('ok' in result)) throw new Error('a replay carries no Idempotency-Key'); // KeyTaken cannot happen
+  if (isKeyTaken(result)) throw new Error('a replay carries no Idempotency-Key');
   const runId = Number(result.run.id);
   await appendAudit(ctx.db, { action: 'run.replayed', actorUserId, agentId: source.agent.id, runId, details: { replay_of: replayOf } }, ctx.clock.now());
   if (!result.ok) return { ok: false, runId, reason: result.reason };

@@ -2,7 +2,7 @@
 // while a batch comes back full. A `waiting` run is left to the poller (rule 3).
 import type { AppContext } from '../context.ts';
 import type { RunRow } from '../runs/runs-repo.ts';
-import { TIMEOUT_BATCH, failQueuedTimedOut, failRunningTimedOut } from '../runs/run-transitions.ts';
+import { TIMEOUT_BATCH, failQueuedTimedOut, failRunningTimedOut } from '../runs/timeout-transitions.ts';
 import { QUEUED_TIMEOUT_REASON, RUNNING_TIMEOUT_REASON } from '../runs/timeout-reasons.ts';
 
 export interface TimeoutSweepResult {

@@ -29,7 +29,7 @@ export type DeliveryOutcome = 'delivered' | 'retry' | 'given_up' | 'superseded';
  * Retry delays after the 1st, 2nd, … failed attempt (the last repeats), each with ±20 % jitter so receivers
  * coming back from an outage are not hit by every queued event at once.
  */
-export const RETRY_DELAYS_MS = [10_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000];
+export const RETRY_DELAYS_MS: readonly number[] = [10_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000];
 /** The last attempt is made this long after the event at the latest; a failure then is final. */
 export const GIVE_UP_AFTER_MS = 24 * 3_600_000;
 

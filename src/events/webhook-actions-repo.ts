@@ -30,6 +30,11 @@ export async function listAgentWebhookActions(q: Queryable, agentId: number): Pr
   return rows;
 }
 
+export async function findWebhookAction(q: Queryable, id: string): Promise<WebhookActionRow | null> {
+  const { rows } = await q.query<WebhookActionRow>('SELECT * FROM webhook_actions WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
 /** Pending outbox deliveries of the action go with it (ON DELETE CASCADE). */
 export async function deleteWebhookAction(q: Queryable, id: string): Promise<WebhookActionRow | null> {
   const { rows } = await q.query<WebhookActionRow>('DELETE FROM webhook_actions WHERE id = $1 RETURNING *', [id]);

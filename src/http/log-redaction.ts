@@ -72,10 +72,10 @@ export const logSerializers = {
     return { method: req.method, url: redactUrl(req.url), requestId: req.id, remoteAddress: req.ip };
   },
   err: (err: unknown) => serializeError(err),
-};
+} as const;
 
 /** Paths pino must censor if a secret-bearing object is ever logged whole. */
-export const logRedactPaths = [
+export const logRedactPaths: readonly string[] = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-credentials-token"]',

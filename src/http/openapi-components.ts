@@ -16,7 +16,7 @@ export function nullable<T extends TSchema & { type: string }>(schema: T) {
 
 type HeaderDocs = Record<string, { description: string; type: string }>;
 /** Secrets and files: never kept by a cache on the way. */
-export const NO_STORE: HeaderDocs = { 'cache-control': { description: 'Always `no-store`.', type: 'string' } };
+export const NO_STORE: Readonly<HeaderDocs> = { 'cache-control': { description: 'Always `no-store`.', type: 'string' } };
 
 /** A free-form JSON object (input, metadata, extras): every key passes through. */
 export const JsonObject = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });
@@ -175,6 +175,40 @@ export const AlertReceipt = Type.Object(
 );
 
 /**
+ * What the service sends, not what it answers (the document's `webhooks`): the task payload a runtime gets (spec 2.3
+ * plus our deploymentId, serviceUrl and callbackUrl: decisions.md "Task payload") and a webhook action's body
+ * (spec part 6). Components all the same, so the SDK takes its types from here (issue 38 item 5).
+ */
+export const TaskPayload = Type.Object(
+  {
+    runId: RunId,
+    input: Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'The run input; a webhook run\'s is `{webhook: …}` (spec 4.6).' }),
+    deploymentId: Type.String({ description: 'Names this deployment: with runId it names the run exactly at a runtime several deployments share.' }),
+    serviceUrl: Type.String({ format: 'uri', description: 'ARS_PUBLIC_URL: the base of the callback, waitpoint and credential endpoints.' }),
+    callbackUrl: Type.String({ format: 'uri', description: '`{serviceUrl}/api/runs/{runId}/callback` (spec 4.8).' }),
+    connectionIds: Type.Optional(Type.Record(Type.String(), ConnectionRef, { description: 'By integration id: the agent’s active connections.' })),
+    credentialsToken: Type.Optional(Type.String({ description: 'The run’s credentials JWT (60 minutes); comes with connectionIds or not at all.' })),
+  },
+  { $id: 'TaskPayload', additionalProperties: false, description: 'Sent to the runtime when a run starts (spec 2.3). Never holds the agent key: that comes from the runtime’s environment.' },
+);
+
+const { source: _source, ...eventRunFields } = AdminRun.properties;
+export const WebhookEvent = Type.Object(
+  {
+    run: Type.Object(eventRunFields, { additionalProperties: false, description: 'The run as it was when the event happened: the admin view without `source`.' }),
+    output: Type.Unknown({ description: 'The run’s output_data.' }),
+    run_url: Type.Optional(Type.String({ description: '`waiting` events only: the task’s review page, or the run’s page in the console (spec part 6).' })),
+    waiting: Type.Optional(
+      Type.Object(
+        { description: nullable(Type.String()), url: nullable(Type.String()), output: Type.Unknown() },
+        { additionalProperties: false, description: '`waiting` events only: what the reviewer is asked.' },
+      ),
+    ),
+  },
+  { $id: 'WebhookEvent', additionalProperties: false, description: 'The body of a webhook action’s delivery, signed per Standard Webhooks (spec part 6).' },
+);
+
+/**
  * An answer that is not Fastify's JSON (a file, text, an agent's or a zone app's own answer): documented by its
  * media type, never serialized (the handlers send strings and streams, which Fastify passes through as they are).
  */
@@ -187,6 +221,8 @@ export const DOWNLOAD = rawAnswer('The file, streamed as the runtime sends it, i
   'content-disposition': { description: 'Passed through; when the runtime sent none, `attachment; filename="run-<id>.<ext>"`.', type: 'string' },
   'content-length': { description: 'Passed through when the runtime sent one; absent on chunked transfer.', type: 'integer' },
   'x-run-id': { description: 'The platform run id.', type: 'integer' },
+  'x-content-type-options': { description: 'Always `nosniff`: the file is never sniffed into another type.', type: 'string' },
+  'content-security-policy': { description: 'Always `sandbox`: served from the service’s origin, the file can run no script there.', type: 'string' },
   ...NO_STORE,
 });
 
@@ -199,9 +235,10 @@ export function noBody(description: string) {
 export const CALLER_GONE = noBody('The caller left before the answer; nothing reaches anyone.');
 
 /** The components of this module, registered once by buildApp. */
-export const RUN_COMPONENTS: TSchema[] = [
+export const RUN_COMPONENTS: readonly TSchema[] = [
   ErrorBody, TriggerAccepted, SyncCompleted, SyncTimedOut, WebhookTimedOut, ZoneRun, AdminRun, AdminRunDetail, RegisterAccepted, IngestResult,
   WaitpointCompleted, ApiKeyCredential, BasicAuthCredential, OAuthCredential, ResolvedCredential, Health, AlertReceipt,
+  TaskPayload, WebhookEvent,
 ];
 
 /** A reference to a registered component, typed as the component (so the handler's answer is checked). */

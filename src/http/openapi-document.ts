@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
 import { RUN_COMPONENTS } from './openapi-components.ts';
 import { finishDocument } from './openapi-finish.ts';
+import { webhooks } from './openapi-webhooks.ts';
 
 const TAGS = [
   { name: 'ingest', description: 'Start and record runs with the agent’s ingest key (spec 4.1–4.5).' },
@@ -67,14 +68,15 @@ function serviceVersion(): string {
 }
 
 /** Registers the generator (before any route, so it sees them all) and the shared components. */
-export async function registerOpenApi(app: FastifyInstance, extraComponents: TSchema[]): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, extraComponents: readonly TSchema[]): Promise<void> {
   for (const schema of [...RUN_COMPONENTS, ...extraComponents]) app.addSchema(schema);
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Agent Run Service', version: serviceVersion(), description: DESCRIPTION },
+      info: { title: 'Agent Run Service', version: serviceVersion(), description: DESCRIPTION, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
       servers: [{ url: app.ctx.config.publicUrl, description: 'This deployment (ARS_PUBLIC_URL)' }],
       tags: TAGS,
+      webhooks: webhooks(),
       components: { securitySchemes: SECURITY_SCHEMES },
     },
     // The base path of ARS_PUBLIC_URL is where the service is mounted, not a prefix of its routes.

@@ -2,8 +2,12 @@
 // - a route answering several methods (webhooks: POST, PUT, PATCH; the zone proxy) becomes one operation per method,
 //   each with its own operationId (the method appended), as OpenAPI requires them unique;
 // - the headers every answer shares are components, referenced where the service sends them: x-request-id on
-//   every answer, Retry-After on every 429 and 503, RateLimit-* on the 2xx and 429 answers of limited operations;
-// - a JSON body none of whose fields is required may be left out (those routes take a missing body as `{}`).
+//   every answer, Retry-After on every 429 and 503, RateLimit-* on every answer of a limited operation (sent on
+//   whatever answers a request once it has been counted: a 2xx, a 429, or a failure of the run it started);
+// - a JSON body none of whose fields is required may be left out (those routes take a missing body as `{}`);
+// - path ids typed, the wildcard named, and the headers handlers set themselves (openapi-exact.ts).
+import { addHandlerHeaders, exactHeaderComponents, exactPaths } from './openapi-exact.ts';
+
 type Json = Record<string, unknown>;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -32,11 +36,13 @@ export function finishDocument(doc: Json): Json {
       const op = item[method] as Json | undefined;
       if (!op) continue;
       addSharedHeaders(op);
+      addHandlerHeaders(op);
       markOptionalBody(op);
     }
   }
+  exactPaths(doc);
   const components = (doc.components ?? {}) as Json;
-  doc.components = { ...components, headers: HEADERS };
+  doc.components = { ...components, headers: { ...HEADERS, ...exactHeaderComponents() } };
   return doc;
 }
 
@@ -61,7 +67,7 @@ function addSharedHeaders(op: Json): void {
   for (const [status, response] of Object.entries(responses)) {
     const headers: Json = { 'x-request-id': headerRef('RequestId') };
     if (status === '429' || status === '503') headers['retry-after'] = headerRef('RetryAfter');
-    if (limited && (status === '429' || status.startsWith('2'))) {
+    if (limited && status !== 'default') {
       headers['ratelimit-limit'] = headerRef('RateLimitLimit');
       headers['ratelimit-remaining'] = headerRef('RateLimitRemaining');
       headers['ratelimit-reset'] = headerRef('RateLimitReset');

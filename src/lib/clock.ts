@@ -3,7 +3,7 @@ export interface Clock {
   now(): Date;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+export const systemClock: Readonly<Clock> = { now: () => new Date() };
 
 /** A clock tests can move. */
 export class ManualClock implements Clock {

@@ -29,16 +29,20 @@ export function isOverLimit(value: unknown): value is OverLimit {
   return (value as { kind?: unknown } | null)?.kind === 'over_limit';
 }
 
-/** The decision for one request once its count is known; reported through `onDecision` (the RateLimit-* headers). */
+/**
+ * One request's count, made by its write. The write settles it; the decision is then a value the HTTP edge reads
+ * (the RateLimit-* headers, the 429): nothing here knows about the request or its answer.
+ */
 export class RateGuard {
   settled = false;
+  /** Known once the write has counted the request (or failed open); null while it has not, and after `waive`. */
+  decision: RateDecision | null = null;
 
   constructor(
     private readonly limiter: Pick<DbRateLimiter, 'decide' | 'failedOpen'>,
     readonly key: string,
     readonly limit: number,
     private readonly window: RateWindow,
-    private readonly onDecision: (d: RateDecision) => void,
   ) {}
 
   /** The CTE `rate_count` (one row, column `count`) and the condition a write adds to its WHERE. */
@@ -54,9 +58,8 @@ export class RateGuard {
 
   settle(count: number): RateDecision {
     this.settled = true;
-    const decision = this.limiter.decide(this.key, this.limit, this.window, count);
-    this.onDecision(decision);
-    return decision;
+    this.decision = this.limiter.decide(this.key, this.limit, this.window, count);
+    return this.decision;
   }
 
   /**
@@ -69,7 +72,7 @@ export class RateGuard {
 
   failedOpen(err: unknown): void {
     this.settled = true;
-    this.onDecision(this.limiter.failedOpen(err, this.limit, this.window));
+    this.decision = this.limiter.failedOpen(err, this.limit, this.window);
   }
 }
 

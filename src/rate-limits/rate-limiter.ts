@@ -20,11 +20,11 @@ export interface RateLimiter {
   /** Counts one request now, in a statement of its own. */
   hit(key: string, limit: number): Promise<RateDecision>;
   /**
-   * Optional: a count to be made inside the request's write (RateGuard), reported through `onDecision` once that
-   * write settles it. Returns the decision at once, counting nothing, when this instance already knows the key is
-   * over its limit this minute.
+   * Optional: a count to be made inside the request's write (RateGuard), whose decision the write settles.
+   * Returns the decision at once, counting nothing, when this instance already knows the key is over its limit
+   * this minute.
    */
-  guard?(key: string, limit: number, onDecision: (d: RateDecision) => void): RateGuard | RateDecision;
+  guard?(key: string, limit: number): RateGuard | RateDecision;
 }
 
 const WINDOW_MS = 60_000;
@@ -56,9 +56,9 @@ export class DbRateLimiter implements RateLimiter {
     opts: DbRateLimiterOptions = {},
   ) {
     if (opts.countsRideOnWrites) {
-      this.guard = (key, limit, onDecision) => {
+      this.guard = (key, limit) => {
         const window = windowOf(this.clock.now());
-        return this.blockedNow(key, limit, window) ?? new RateGuard(this, key, limit, window, onDecision);
+        return this.blockedNow(key, limit, window) ?? new RateGuard(this, key, limit, window);
       };
     }
   }

@@ -9,7 +9,7 @@ import { insertRunOnce, type RunRow } from './runs-repo.ts';
 import type { ConnectionIds } from '../agents/connections-repo.ts';
 import { attributableUser } from '../orgs/attribution.ts';
 import { runCredentialsToken } from '../agents/agent-tokens.ts';
-import { assertTriggerEligible } from './trigger-run.ts';
+import { assertEligible } from './begin-run.ts';
 
 export interface RegisterRequest {
   externalRunId: string;
@@ -28,7 +28,7 @@ export interface RegisterResult {
 
 /** Throws 403 not_eligible (spec 4.4 "Eligibility: same as /trigger", part 7) before anything is written. */
 export async function registerRun(ctx: AppContext, agent: AgentRow, req: RegisterRequest): Promise<RegisterResult> {
-  assertTriggerEligible(agent);
+  assertEligible(agent, 'trigger');
   // Spec 4.4: an unknown or non-member user is dropped silently; only the first registration records it.
   const createdBy = await attributableUser(ctx.db, agent.org_id, req.userId);
   const now = ctx.clock.now();

@@ -158,6 +158,12 @@ export async function findRun(q: Queryable, runId: number): Promise<RunRow | nul
   return rows[0] ?? null;
 }
 
+/** The agent a run belongs to (who may see the run follows from it), without reading the run's data. */
+export async function agentOfRun(q: Queryable, runId: number): Promise<number | null> {
+  const { rows } = await q.query<{ agent_id: number }>('SELECT agent_id FROM runs WHERE id = $1', [runId]);
+  return rows[0] ? Number(rows[0].agent_id) : null;
+}
+
 export async function findRunByExternalId(q: Queryable, agentId: number, externalRunId: string): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>('SELECT * FROM runs WHERE agent_id = $1 AND external_run_id = $2', [agentId, externalRunId]);
   return rows[0] ?? null;

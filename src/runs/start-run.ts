@@ -51,13 +51,6 @@ export type StartRunResult =
   | { ok: false; run: RunHead; reason: string }; // the run is already written `failed` with that reason
 
 /**
- * n8n answers an unregistered webhook path at once with 404 "… is not registered", after the request was
- * accepted. Waiting this long for such an answer lets /trigger report a misconfigured path as the runtime
- * refusing the run (500) instead of 201 followed by a failed run. Longer workflows are not delayed more.
- */
-const WORKFLOW_REFUSAL_GRACE_MS = 250;
-
-/**
  * Inserts the queued run, mints the credentials token if the agent has active connections, builds spec 2.3's
  * payload. Throws 422 agent_unavailable, writing nothing, when the agent names no usable runtime; a request over
  * its rate limit comes back as OverLimit, with nothing written.
@@ -148,12 +141,6 @@ export async function invokePrepared(ctx: AppContext, agent: AgentRow, prepared:
   }
 
   if (!held) throw new Error(`the ${runtime.kind} adapter answered a call it does not hold`);
-  const early = await Promise.race([invoked.answer, delay(WORKFLOW_REFUSAL_GRACE_MS)]);
-  if (early && isUnregisteredWebhook(early)) {
-    held.release();
-    releaseLease();
-    return failStart(ctx, run, `runtime refused the run: n8n webhook: ${early.error}`);
-  }
   const settled = invoked.answer
     .then(async (answer) => {
       const abortReason = held.abortReason();
@@ -241,12 +228,4 @@ export function invokeFailureReason(f: RuntimeFailure): string {
     case 'not_supported':
       return `runtime cannot start this run: ${f.message}`;
   }
-}
-
-function isUnregisteredWebhook(a: WorkflowAnswer): boolean {
-  return a.httpStatus === 404 && /not registered/i.test(a.error ?? '');
-}
-
-function delay(ms: number): Promise<null> {
-  return new Promise((resolve) => setTimeout(() => resolve(null), ms).unref());
 }

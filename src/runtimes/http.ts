@@ -25,7 +25,7 @@ export interface HttpTimeouts {
   streamIdleMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: HttpTimeouts = {
+export const DEFAULT_TIMEOUTS: Readonly<HttpTimeouts> = {
   connectMs: 5_000,
   headersMs: 15_000,
   bodyMs: 15_000,

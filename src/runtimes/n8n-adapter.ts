@@ -18,9 +18,20 @@ import {
 
 export interface N8nAdapterOptions {
   http?: RuntimeHttp;
+  /** How long invoke waits for an early refusal (default REFUSAL_GRACE_MS). */
+  refusalGraceMs?: number;
   /** Largest held-call answer kept in memory (spec 8.4: no hard cap on output JSON; this is the safety net). */
   maxAnswerBytes?: number;
 }
+
+/**
+ * n8n answers a webhook path no active workflow listens on at once, with 404 "… is not registered", after it has
+ * accepted the request. Waiting this long for such an answer reports a misconfigured path as a refusal (the run
+ * fails to start: /trigger answers 500) instead of a start followed by a failed run. Longer workflows are not
+ * delayed more. A wait on the network, so in real time: the context's clock, which tests hold still, would never
+ * end it (decisions.md "One way per job").
+ */
+const REFUSAL_GRACE_MS = 250;
 
 export class N8nAdapter implements RuntimeAdapter {
   readonly kind = 'workflow' as const;
@@ -28,9 +39,11 @@ export class N8nAdapter implements RuntimeAdapter {
   readonly supportsWaitpoints = true;
   readonly #http: RuntimeHttp;
   readonly #maxAnswerBytes: number;
+  readonly #refusalGraceMs: number;
 
   constructor(opts: N8nAdapterOptions = {}) {
     this.#http = opts.http ?? new RuntimeHttp();
+    this.#refusalGraceMs = opts.refusalGraceMs ?? REFUSAL_GRACE_MS;
     this.#maxAnswerBytes = opts.maxAnswerBytes ?? this.#http.maxJsonBytes;
   }
 
@@ -48,6 +61,8 @@ export class N8nAdapter implements RuntimeAdapter {
     const accepted = await call.accepted;
     if (!accepted.ok) return accepted;
     const answer = call.answer.then((o) => toWorkflowAnswer(o, call.abortedByCaller()));
+    const early = await Promise.race([answer, delay(this.#refusalGraceMs)]);
+    if (early && early.httpStatus === 404 && /not registered/i.test(early.error ?? '')) return fail('rejected', `n8n webhook: ${early.error}`);
     return { ok: true, value: { externalRunId: null, answer } };
   }
 
@@ -246,4 +261,8 @@ function toWorkflowAnswer(outcome: Outcome<HeldAnswer>, aborted: boolean): Workf
     externalRunId: null,
     aborted,
   };
+}
+
+function delay(ms: number): Promise<null> {
+  return new Promise((resolve) => setTimeout(() => resolve(null), ms).unref());
 }

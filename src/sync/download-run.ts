@@ -14,33 +14,19 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
-import type { AgentRow } from '../agents/agents-repo.ts';
 import { findRun, type RunHead } from '../runs/runs-repo.ts';
 import { transition, type RunPatch } from '../runs/run-transitions.ts';
 import type { RunStatus } from '../runs/run-states.ts';
-import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
+import { isOverLimit, type OverLimit } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
-import { deepMerge } from '../lib/merge.ts';
-import { attributableUser } from '../orgs/attribution.ts';
-import { invokeFailureReason, noteUnrecordedExternalId, prepareRun } from '../runs/start-run.ts';
+import { beginRun, type StartRequest } from '../runs/begin-run.ts';
+import { invokeFailureReason, noteUnrecordedExternalId, prepareRun, type StartRunArgs } from '../runs/start-run.ts';
 import { waitWindowMs } from './wait-window.ts';
 import { downloadHeaders, outputsHeader } from './download-headers.ts';
 import { firstChunk, jsonReason } from './stream-start.ts';
 import { errorText } from '../runs/run-view.ts';
 import { watchWriteStall } from './write-stall.ts';
-import { idempotently, type IdempotencyRequest, type KeyTaken } from '../runs/idempotency.ts';
-import type { RunInsertCompanion } from '../runs/runs-repo.ts';
-import type { StartedSource } from '../runs/run-sources.ts';
-
-export interface DownloadRequest {
-  input?: object;
-  userId?: string;
-  timeoutMs?: number;
-  /** This request's rate-limit count, made by the run's insert. */
-  guard?: RateGuard | null;
-  /** The request's Idempotency-Key: a key already held starts nothing (KeyTaken). */
-  idempotency?: IdempotencyRequest | null;
-}
+import type { KeyTaken } from '../runs/idempotency.ts';
 
 export type DownloadOutcome =
   | {
@@ -58,46 +44,34 @@ export type DownloadOutcome =
   /** The request is over its rate limit: no run was created. */
   | OverLimit;
 
-/** spec 4.3 / part 7: 403 when external triggers are off; 422 not platform, not file_download, not active. */
-export function assertDownloadable(agent: AgentRow): void {
-  if (!agent.allow_external_triggers) throw errors.notEligible('external triggers are disabled for this agent');
-  if (agent.managed_by !== 'platform') throw errors.agentUnavailable('agent is not platform-managed');
-  if (agent.output_kind !== 'file_download') throw errors.agentUnavailable('agent output_kind is not file_download');
-  if (agent.status !== 'active') throw errors.agentUnavailable(`agent is not active (status ${agent.status})`);
-}
-
-export async function triggerAndDownload(ctx: AppContext, agent: AgentRow, req: DownloadRequest, callerGone?: AbortSignal): Promise<DownloadOutcome | KeyTaken> {
-  assertDownloadable(agent);
-  const args: StartDownloadArgs = {
-    input: deepMerge(agent.default_input ?? {}, req.input ?? {}),
-    createdBy: await attributableUser(ctx.db, agent.org_id, req.userId),
-    windowMs: waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: agent.running_timeout_ms }),
-    source: 'download',
-    callerGone,
-    guard: req.guard,
-  };
-  return idempotently(ctx, agent.id, req.idempotency, req.guard, (keyClaim) => startDownload(ctx, agent, { ...args, keyClaim }));
-}
-
-export interface StartDownloadArgs {
-  input: unknown;
-  createdBy: string | null;
-  windowMs: number;
-  source: StartedSource;
+export interface DownloadRequest extends StartRequest {
+  /** Bounds the wait for the first byte (spec 4.3, 8.3). */
+  timeoutMs?: number;
+  /** Fires when the caller disconnects: the run is failed and the runtime call aborted. */
   callerGone?: AbortSignal;
-  guard?: RateGuard | null;
-  keyClaim?: RunInsertCompanion | null;
 }
 
-/** The streaming core, for trigger-and-download and the zone `runs/download` (eligibility checked by the caller). */
-export async function startDownload(ctx: AppContext, agent: AgentRow, args: StartDownloadArgs): Promise<DownloadOutcome> {
-  const deadline = Date.now() + args.windowMs;
+/** Spec 4.3 and zones.md `runs/download`, through the one start pipeline. */
+export function triggerAndDownload(ctx: AppContext, front: 'download' | 'zone_download', req: DownloadRequest): Promise<DownloadOutcome | KeyTaken> {
+  const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms });
+  return beginRun(ctx, front, req, (args) => startDownload(ctx, args, { windowMs, callerGone: req.callerGone }));
+}
+
+export interface DownloadWindow {
+  windowMs: number;
+  callerGone?: AbortSignal;
+}
+
+/** The streaming start: the run is inserted, its runtime called, and its first byte awaited within the window. */
+async function startDownload(ctx: AppContext, args: StartRunArgs, opts: DownloadWindow): Promise<DownloadOutcome> {
+  const { agent } = args;
+  const deadline = Date.now() + opts.windowMs;
   // Checked before a run exists: only runtimes that answer a held call can stream (task runtimes → 422).
   const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
   if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {
     throw errors.agentUnavailable('the agent\'s runtime cannot stream a file (task runtimes return values, not files)');
   }
-  const prepared = await prepareRun(ctx, { agent, input: args.input, createdBy: args.createdBy, source: args.source, guard: args.guard, keyClaim: args.keyClaim });
+  const prepared = await prepareRun(ctx, args);
   if (isOverLimit(prepared)) return prepared;
   const { run } = prepared;
   // Failed or cancelled by someone else (this or another instance): the call has no one left to serve.
@@ -113,13 +87,13 @@ export async function startDownload(ctx: AppContext, agent: AgentRow, args: Star
   };
   const window = new AbortController();
   const timer = setTimeout(() => window.abort(), Math.max(0, deadline - Date.now()));
-  const signals = [endedElsewhere.signal, window.signal, ...(args.callerGone ? [args.callerGone] : [])];
+  const signals = [endedElsewhere.signal, window.signal, ...(opts.callerGone ? [opts.callerGone] : [])];
   const starting = AbortSignal.any(signals);
   const endEarly = async (body: Readable | null, fallback: { code: 'runtime_failed' | 'run_failed'; why: string }): Promise<DownloadOutcome> => {
     clearTimeout(timer);
     body?.destroy();
     unwatch();
-    if (args.callerGone?.aborted) return { kind: 'caller_gone', run: await fail(ctx, run, 'client disconnected before the download began') };
+    if (opts.callerGone?.aborted) return { kind: 'caller_gone', run: await fail(ctx, run, 'client disconnected before the download began') };
     if (endedElsewhere.signal.aborted) return ended(ctx, run);
     if (window.signal.aborted) {
       const failed = await fail(ctx, run, 'the runtime did not begin streaming within the wait window');

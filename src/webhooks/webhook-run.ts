@@ -7,6 +7,7 @@ import { errors } from '../errors.ts';
 import { secretMatches } from '../lib/secrets.ts';
 import { buildWebhookObject, redactForStorage, REDACTED, type BuildWebhookInput } from './webhook-request.ts';
 import { startRun, type StartRunResult } from '../runs/start-run.ts';
+import { assertEligible } from '../runs/begin-run.ts';
 import { startAndAwait, type SyncOutcome } from '../sync/sync-wait.ts';
 import { webhookWaitWindowMs } from '../sync/wait-window.ts';
 
@@ -20,13 +21,6 @@ export function webhookAgentMatches(agent: AgentRow | null, token: string): agen
   return agent !== null && agent.webhook_token_digest !== null && matches;
 }
 
-/** spec 4.6 / 4.7 / part 7 eligibility after the token matched: 403 toggle off, 422 not platform or not active. */
-export function assertWebhookTriggerable(agent: AgentRow): void {
-  if (!agent.allow_webhook_triggers) throw errors.notEligible('webhook triggers are disabled for this agent');
-  if (agent.managed_by !== 'platform') throw errors.agentUnavailable('agent is not platform-managed');
-  if (agent.status !== 'active') throw errors.agentUnavailable(`agent is not active (status ${agent.status})`);
-}
-
 export interface InboundWebhook extends Omit<BuildWebhookInput, 'receivedAt'> {
   /** The path token, scrubbed from the stored snapshot wherever a proxy header echoed the URL. */
   token: string;
@@ -36,13 +30,13 @@ export interface InboundWebhook extends Omit<BuildWebhookInput, 'receivedAt'> {
 
 /** spec 4.6: 202 {runId, status:'queued'}; a failed invocation is `not_started` (500 upstream). */
 export async function startWebhookRun(ctx: AppContext, agent: AgentRow, inbound: InboundWebhook): Promise<StartRunResult | OverLimit> {
-  assertWebhookTriggerable(agent);
+  assertEligible(agent, 'webhook');
   return startRun(ctx, { agent, ...webhookInputs(ctx, inbound), createdBy: null, source: 'webhook', guard: inbound.guard });
 }
 
 /** spec 4.7: as 4.6, then held for min(running timeout, 5 min) (spec 8.3). */
 export async function webhookAndWait(ctx: AppContext, agent: AgentRow, inbound: InboundWebhook, signal?: AbortSignal): Promise<SyncOutcome> {
-  assertWebhookTriggerable(agent);
+  assertEligible(agent, 'webhook_and_wait');
   // 4.7 eligibility: only a runtime that answers a held call can produce the response body.
   const runtime = agent.runtime_id === null ? null : await ctx.agents.runtime(agent.runtime_id);
   if (runtime && !ctx.runtimes.get(runtime.kind).supportsSyncInvoke) {

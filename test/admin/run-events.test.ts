@@ -6,15 +6,16 @@ import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts
 import { onPostgres } from '../helpers/test-db.ts';
 import { seedAgent, seedOrg, seedUser, type SeededAgent } from '../helpers/fixtures.ts';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
-import { liveStreamSettings } from '../../src/routes/admin/run-events.ts';
-import { RunFeed, type RunFeedEvent } from '../../src/admin/run-feed.ts';
+import { loadConfig, type LiveStreamSettings } from '../../src/config.ts';
+import { RunFeed } from '../../src/admin/run-feed.ts';
+import type { RunChange } from '../../src/runs/run-changes.ts';
 import { insertRun } from '../../src/runs/runs-repo.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 
-// Fast enough for tests; the module's defaults are 15 s and 2 s.
-liveStreamSettings.heartbeatMs = 150;
-liveStreamSettings.pollMs = 150;
-liveStreamSettings.recheckMs = 150;
+// Fast enough for tests (the defaults are 15 s, 2 s and 5 s). The apps of this file are built with this object as
+// their config's, so a test may change a cap for its own duration.
+const liveStreamSettings: LiveStreamSettings = { ...loadConfig({}).liveStreams, heartbeatMs: 150, pollMs: 150, recheckMs: 150 };
+const withLiveSettings = { config: { liveStreams: liveStreamSettings } };
 
 const trigger = new TriggerDevFake();
 let t: TestApp;
@@ -24,7 +25,7 @@ let agent: SeededAgent;
 beforeAll(async () => {
   await trigger.start();
   trigger.registerTask('my-target');
-  t = await createTestApp();
+  t = await createTestApp(withLiveSettings);
   base = await listen(t);
   agent = await seedAgent(t, { runtime: { kind: 'task', baseUrl: trigger.url, apiKey: trigger.secretKey } });
 });
@@ -59,8 +60,8 @@ class Stream {
   headers = new Headers();
   body = '';
 
-  get events(): RunFeedEvent[] {
-    return [...this.text.matchAll(/event: run\ndata: (.*)\n\n/g)].map((m) => JSON.parse(m[1]!) as RunFeedEvent);
+  get events(): RunChange[] {
+    return [...this.text.matchAll(/event: run\ndata: (.*)\n\n/g)].map((m) => JSON.parse(m[1]!) as RunChange);
   }
 
   /** Resolves once `check` holds on the stream, or fails after `ms`. */
@@ -169,7 +170,7 @@ describe('issue 14: GET /api/admin/runs/events', () => {
   });
 
   it('app close ends open streams and does not hang', async () => {
-    const other = await createTestApp();
+    const other = await createTestApp(withLiveSettings);
     const url = await listen(other);
     const s = await Stream.open(`${url}/api/admin/runs/events`);
     await s.until(live);
@@ -184,7 +185,7 @@ describe('issue 14: the run feed', () => {
     const orgB = await seedOrg(t, 'B');
     const [a, b] = [await seedAgent(t, { orgId: orgA }), await seedAgent(t, { orgId: orgB })];
     const feed = new RunFeed(t.db, t.ctx.log, { pollMs: 100 });
-    const got = { a: [] as RunFeedEvent[], b: [] as RunFeedEvent[], all: [] as RunFeedEvent[] };
+    const got = { a: [] as RunChange[], b: [] as RunChange[], all: [] as RunChange[] };
     feed.subscribe({ orgIds: [orgA] }, (e) => got.a.push(e));
     const unsubscribeB = feed.subscribe({ orgIds: [orgB.toUpperCase()] }, (e) => got.b.push(e));
     feed.subscribe({ orgIds: null }, (e) => got.all.push(e));
@@ -212,14 +213,14 @@ describe('issue 14: the run feed', () => {
 describe('issue 14: the run feed after idling', () => {
   it('a subscriber after a stretch with none hears changes from its subscription on, not the backlog made meanwhile', async () => {
     const feed = new RunFeed(t.db, t.ctx.log, { pollMs: 60_000 });
-    const first: RunFeedEvent[] = [];
+    const first: RunChange[] = [];
     const unsubscribe = feed.subscribe({ orgIds: null }, (e) => first.push(e));
     await feed.ready();
     try {
       unsubscribe();
       const now = new Date();
       for (let i = 0; i < 3; i++) await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now });
-      const second: RunFeedEvent[] = [];
+      const second: RunChange[] = [];
       feed.subscribe({ orgIds: null }, (e) => second.push(e));
       await feed.ready();
       const heard = await insertRun(t.db, { agentId: agent.agent.id, status: 'queued', source: 'trigger', now: new Date() });
@@ -238,7 +239,7 @@ describe.skipIf(!onPostgres)('issue 14: live runs across instances (PostgreSQL)'
     const poll = liveStreamSettings.pollMs;
     // No catch-up within the test: only the NOTIFY of the completion can bring it.
     liveStreamSettings.pollMs = 60_000;
-    const first = await createTestApp();
+    const first = await createTestApp(withLiveSettings);
     try {
       const url = await listen(first);
       const second = await first.another();

@@ -1,7 +1,9 @@
 // Every answer a test app gives is checked against the OpenAPI document that same app generates: the operation
 // (method + route), the status (exact, then its range, then `default`), the required headers, the media type, and
-// for JSON the body itself (Ajv, JSON Schema 2020-12). Whatever the document does not declare is a violation, and
-// createTestApp's close() fails the test file with the list. So a shape the document misses cannot pass a test.
+// for JSON the body itself (Ajv, JSON Schema 2020-12); and every header of the API's own vocabulary the answer
+// carries (API_HEADERS, issue 38 item 6) must be declared on it. Whatever the document does not declare is a
+// violation, and createTestApp's close() fails the test file with the list. So a shape the document misses cannot
+// pass a test.
 //
 // The body checked is the one the handler gave, before Fastify's serializer: the serializer silently drops what the
 // response schema does not declare and coerces what it declares otherwise (null into "", a string into a number),
@@ -15,6 +17,12 @@ const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsM
 
 type Json = Record<string, unknown>;
 type Validate = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null };
+
+/**
+ * The headers a caller reads (ids, limits, replays, files, cookies, redirects): an answer that carries one must
+ * declare it. Security and transport headers (CSP, Cache-Control, Content-Length …) are not a caller's contract.
+ */
+const API_HEADERS = /^(x-request-id|x-run-id|retry-after|ratelimit-(limit|remaining|reset)|idempotent-replayed|content-disposition|set-cookie|location)$/;
 
 export class OpenApiChecker {
   readonly violations: string[] = [];
@@ -52,7 +60,7 @@ export class OpenApiChecker {
     // No route (the 404 handler) or a route the document leaves out on purpose (/openapi.json, /docs).
     if (url === undefined || req.routeOptions.schema?.hide) return null;
     this.doc ??= app.swagger() as unknown as Json;
-    const path = url.replace(/:(\w+)/g, '{$1}').replace('*', '{*}');
+    const path = url.replace(/:(\w+)/g, '{$1}').replace('*', '{path}');
     const item = (this.doc.paths as Record<string, Json | undefined>)[path];
     const method = req.method.toLowerCase();
     // Fastify answers HEAD for every GET route itself; the GET operation describes it (without a body).
@@ -68,8 +76,14 @@ export class OpenApiChecker {
 
   /** Null when `response` describes this answer, else why not. */
   private accepts(key: string, response: Json, reply: FastifyReply, payload: unknown, headersOnly: boolean): string | null {
-    for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
+    const headers = (response.headers ?? {}) as Record<string, Json>;
+    for (const [name, header] of Object.entries(headers)) {
       if (this.resolve(header).required === true && reply.getHeader(name) === undefined) return `required header ${name} is missing`;
+    }
+    // The webhook routes and the zone proxy pass on an agent's or a zone app's own answer: its headers are theirs.
+    if (!/^(post|put|patch) \/api\/agents\/\{agentId\}\/runs\/webhook|^\w+ \/zones\//.test(key)) {
+      const undeclared = Object.keys(reply.getHeaders()).filter((name) => API_HEADERS.test(name) && !(name in headers));
+      if (undeclared.length > 0) return `header ${undeclared.join(', ')} sent but not declared`;
     }
     if (headersOnly) return null; // HEAD: Node sends no body, whatever the handler gave
     const content = response.content as Record<string, { schema?: Json }> | undefined;

@@ -63,7 +63,7 @@ describe('issue 13: GET /openapi.json', () => {
       const methods = [route.method].flat().map((m) => m.toLowerCase());
       // Fastify's own HEAD twin of a GET route is described by the GET operation.
       if (methods.length === 1 && methods[0] === 'head' && routes.some((r) => r.url === route.url && [r.method].flat().includes('GET'))) continue;
-      const p = route.url.replace(/:(\w+)/g, '{$1}').replace('*', '{*}');
+      const p = route.url.replace(/:(\w+)/g, '{$1}').replace('*', '{path}');
       for (const m of methods) if (!doc.paths[p]?.[m]) missing.push(`${m.toUpperCase()} ${p}`);
     }
     expect(missing).toEqual([]);
@@ -147,6 +147,8 @@ describe('issue 13: the response check of the test apps', () => {
       // The serializer would drop `extra` and write null as "": what the handler gave is what is checked.
       if (req.query.mode === 'dropped-field') return { a: 'x', extra: 1 };
       if (req.query.mode === 'coerced-null') return { a: null };
+      // Issue 38 item 6: a header of the API's vocabulary that the answer does not declare.
+      if (req.query.mode === 'undeclared-header') return reply.header('idempotent-replayed', 'true').send({ a: 'x' });
       return { a: 'x' };
     });
     await app.ready();
@@ -157,7 +159,7 @@ describe('issue 13: the response check of the test apps', () => {
     const { app, checker } = await checked();
     await app.inject({ method: 'GET', url: '/thing' });
     expect(checker.violations).toEqual([]);
-    for (const mode of ['undeclared-status', 'undeclared-shape', 'dropped-field', 'coerced-null']) {
+    for (const mode of ['undeclared-status', 'undeclared-shape', 'dropped-field', 'coerced-null', 'undeclared-header']) {
       await app.inject({ method: 'GET', url: `/thing?mode=${mode}` });
     }
     expect(checker.violations).toEqual([
@@ -165,6 +167,7 @@ describe('issue 13: the response check of the test apps', () => {
       expect.stringContaining('must have required property'),
       expect.stringContaining('must NOT have additional properties'),
       expect.stringContaining('/a must be string'),
+      expect.stringContaining('header idempotent-replayed sent but not declared'),
     ]);
     await app.close();
   });

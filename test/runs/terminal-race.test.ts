@@ -8,7 +8,7 @@ import { onPostgres } from '../helpers/test-db.ts';
 import { TriggerDevFake, signedFailureAlert } from '../fakes/trigger-dev-fake.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { pollDueRuns } from '../../src/background/poller.ts';
-import { triggerRun } from '../../src/runs/trigger-run.ts';
+import { triggerRun } from '../../src/runs/begin-run.ts';
 import { transition } from '../../src/runs/run-transitions.ts';
 import { listTransitions } from '../../src/runs/run-timeline.ts';
 import { findRun } from '../../src/runs/runs-repo.ts';
@@ -51,7 +51,7 @@ describe('spec part 1: callback, poll and alert race to the terminal state', () 
     for (let round = 0; round < ROUNDS; round++) {
       // A new minute each round keeps the callback under its rate limit (spec 8.1) and makes the poll due.
       clock.advance(60_000);
-      const started = await triggerRun(t.ctx, agent.agent, {});
+      const started = await triggerRun(t.ctx, 'trigger', { agent: agent.agent });
       if (!('ok' in started) || !started.ok) throw new Error('the run did not start');
       const runId = started.run.id;
       const externalId = started.run.external_run_id!;

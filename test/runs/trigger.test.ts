@@ -9,7 +9,7 @@ import { N8nFake, n8nAnswers } from '../fakes/n8n-fake.ts';
 import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { verifyCredentialsToken } from '../../src/lib/jwt.ts';
 import { credentialsSecretOf } from '../../src/agents/agent-tokens.ts';
-import { triggerRun } from '../../src/runs/trigger-run.ts';
+import { triggerRun } from '../../src/runs/begin-run.ts';
 
 let t: TestApp;
 const trigger = new TriggerDevFake();
@@ -129,7 +129,7 @@ describe('spec 4.1: trigger on a task runtime (Trigger.dev)', () => {
     const res2 = await post(a, { input: { constructor: { prototype: { polluted: 1 } }, ok: 2 } });
     expect([201, 400]).toContain(res2.statusCode);
     // Past the parser (another transport, a zone proxy), the merge itself drops the keys.
-    const result = await triggerRun(t.ctx, a.agent, JSON.parse(raw) as { input: object });
+    const result = await triggerRun(t.ctx, 'trigger', { agent: a.agent, ...(JSON.parse(raw) as { input: object }) });
     if (!('ok' in result) || !result.ok) throw new Error('the run did not start');
     expect((await readRun(t, result.run.id))!.input).toEqual({ keep: true, ok: 1 });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

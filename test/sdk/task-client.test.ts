@@ -3,7 +3,8 @@
 // started, output, waiting (on a token tagged for the run) and completion; another fails; the completed run's
 // webhook action, signed by the service, is verified and parsed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentRunClient, AgentRunError, TaskClient, verifyWebhookAction, WebhookVerificationError, type TaskPayload } from '../../packages/sdk/src/index.ts';
+import { AgentRunClient, AgentRunError, TaskClient, type TaskPayload } from '../../packages/sdk/src/index.ts';
+import { verifyWebhookAction, WebhookVerificationError } from '../../packages/sdk/src/webhooks.ts';
 import { readRun } from '../helpers/fixtures.ts';
 import { permissiveLimiter, taskAgent } from '../sync/sync-helpers.ts';
 import { seedConnection } from '../runtime-api/support.ts';
@@ -71,6 +72,7 @@ describe('TaskClient against a registered run', () => {
 
     // A changed body, another secret, or a stale timestamp are refused.
     expect(() => verifyWebhookAction(secret, delivery.headers, delivery.rawBody.replace('true', 'false'))).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhookAction(secret, {}, delivery.rawBody)).toThrow(expect.objectContaining({ reason: 'headers' }));
     expect(() => verifyWebhookAction('whsec_' + Buffer.from('x'.repeat(24)).toString('base64'), delivery.headers, delivery.rawBody)).toThrow(/no matching signature/);
     const later = new Date(Date.now() + 6 * 60_000);
     expect(() => verifyWebhookAction(secret, new Headers(delivery.headers as Record<string, string>), delivery.rawBody, { now: later })).toThrow(/tolerance/);

@@ -48,7 +48,7 @@ function RuntimeForm({ runtime, orgs, done }: { runtime: Runtime | null; orgs: A
     // Secrets left empty are not sent: editing keeps the stored ones.
     const secrets = { ...(f.api_key && { api_key: f.api_key }), ...(f.alert_secret && { alert_secret: f.alert_secret }) };
     const ok = await action.run(() => runtime
-      ? unwrap(api.PATCH('/api/admin/runtimes/{id}', { params: { path: { id: String(runtime.id) } }, body: { name: f.name, base_url: f.base_url, ...secrets } }))
+      ? unwrap(api.PATCH('/api/admin/runtimes/{id}', { params: { path: { id: runtime.id } }, body: { name: f.name, base_url: f.base_url, ...secrets } }))
       : unwrap(api.POST('/api/admin/runtimes', { body: { org_id: f.org_id, name: f.name, kind: f.kind as Runtime['kind'], base_url: f.base_url, ...secrets } })));
     if (ok) done();
   };

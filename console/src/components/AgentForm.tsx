@@ -51,7 +51,7 @@ export function AgentForm({ agent, saved }: { agent: Agent | null; saved: (a: Sc
       // Only what changed: a member's unchanged platform-only field is never sent back.
       const before = fieldsOf(agent, agent.org_id);
       const changed = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'org_id' && (k === 'running_timeout_ms' ? f.running_timeout_s !== before.running_timeout_s : k === 'default_input' ? f.default_input !== before.default_input : JSON.stringify(body[k as keyof Body]) !== JSON.stringify((agent as Record<string, unknown>)[k]))));
-      saved(await unwrap(api.PATCH('/api/admin/agents/{id}', { params: { path: { id: String(agent.id) } }, body: changed })));
+      saved(await unwrap(api.PATCH('/api/admin/agents/{id}', { params: { path: { id: agent.id } }, body: changed })));
     });
   };
 

@@ -15,12 +15,12 @@ export function AgentKeys({ agent, changed }: { agent: Agent; changed: () => voi
   const [shown, setShown] = useState<Record<string, string>>({});
   const action = useAction();
   const rotate = (kind: 'ingest' | 'agent' | 'webhook' | 'zone') => void action.run(async () => {
-    const k = await unwrap(api.POST('/api/admin/agents/{id}/keys/{kind}/rotate', { params: { path: { id, kind } }, body: EMPTY }));
+    const k = await unwrap(api.POST('/api/admin/agents/{id}/keys/{kind}/rotate', { params: { path: { id: Number(id), kind } }, body: EMPTY }));
     setShown((s) => ({ ...s, [kind]: k.value }));
     changed();
   });
   const reveal = () => void action.run(async () => {
-    const t = await unwrap(api.POST('/api/admin/agents/{id}/webhook-token', { params: { path: { id } } }));
+    const t = await unwrap(api.POST('/api/admin/agents/{id}/webhook-token', { params: { path: { id: Number(id) } } }));
     setShown((s) => ({ ...s, webhook: t.webhook_token }));
   });
   const token = shown.webhook;

@@ -9,7 +9,7 @@ type Kind = Schemas['Connection']['type'];
 
 export function Connections({ agentId, manage }: { agentId: number; manage: boolean }) {
   const id = String(agentId);
-  const list = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}/connections', { params: { path: { id } } })), [id]);
+  const list = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}/connections', { params: { path: { id: Number(id) } } })), [id]);
   const action = useAction();
   const setActive = (c: Schemas['Connection']) => void action.run(() => unwrap(api.PATCH('/api/admin/connections/{id}', { params: { path: { id: c.id } }, body: { active: !c.active } })).then(list.reload));
   const remove = (c: Schemas['Connection']) => void action.run(() => unwrap(api.DELETE('/api/admin/connections/{id}', { params: { path: { id: c.id } } })).then(list.reload));
@@ -60,7 +60,7 @@ function NewConnection({ agentId, created }: { agentId: string; created: () => v
     e.preventDefault();
     const filled = Object.fromEntries(Object.entries(v).filter(([, x]) => x.trim() !== ''));
     const body = { type, integration_id: filled.integration_id ?? '', ...filled } as RequestBody<'/api/admin/agents/{id}/connections', 'post'>;
-    if (await action.run(() => unwrap(api.POST('/api/admin/agents/{id}/connections', { params: { path: { id: agentId } }, body })))) {
+    if (await action.run(() => unwrap(api.POST('/api/admin/agents/{id}/connections', { params: { path: { id: Number(agentId) } }, body })))) {
       setV({});
       created();
     }

@@ -4,10 +4,10 @@ import { useLoad } from '../lib/useLoad.ts';
 import { ErrorLine, Loaded, Time, useAction } from './ui.tsx';
 
 export function Deliveries({ runId }: { runId: string }) {
-  const list = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}/deliveries', { params: { path: { runId } } })), [runId]);
+  const list = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}/deliveries', { params: { path: { runId: Number(runId) } } })), [runId]);
   const action = useAction();
   const redeliver = (deliveryId: number) =>
-    void action.run(() => unwrap(api.POST('/api/admin/runs/{runId}/deliveries/{deliveryId}/redeliver', { params: { path: { runId, deliveryId: String(deliveryId) } }, body: EMPTY })).then(list.reload));
+    void action.run(() => unwrap(api.POST('/api/admin/runs/{runId}/deliveries/{deliveryId}/redeliver', { params: { path: { runId: Number(runId), deliveryId } }, body: EMPTY })).then(list.reload));
   return (
     <section aria-labelledby={`deliveries-${runId}`}>
       <h2 id={`deliveries-${runId}`}>Outbound deliveries</h2>

@@ -11,7 +11,7 @@ export function ResumeForm({ runId, done }: { runId: number; done: () => void })
   const id = `resume-${runId}`;
 
   const send = async (data: Record<string, unknown>) => {
-    const ok = await action.run(() => unwrap(api.POST('/api/admin/runs/{runId}/waitpoint', { params: { path: { runId: String(runId) } }, body: { payload: data } })));
+    const ok = await action.run(() => unwrap(api.POST('/api/admin/runs/{runId}/waitpoint', { params: { path: { runId } }, body: { payload: data } })));
     if (ok) done();
   };
   const parsed = parseJson(payload);

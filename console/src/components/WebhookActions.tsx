@@ -8,7 +8,7 @@ type OnState = Schemas['WebhookAction']['on_state'];
 
 export function WebhookActions({ agentId, manage }: { agentId: number; manage: boolean }) {
   const id = String(agentId);
-  const list = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}/webhook-actions', { params: { path: { id } } })), [id]);
+  const list = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}/webhook-actions', { params: { path: { id: Number(id) } } })), [id]);
   const [url, setUrl] = useState('');
   const [onState, setOnState] = useState<OnState>('completed');
   const [secret, setSecret] = useState<string | null>(null);
@@ -16,7 +16,7 @@ export function WebhookActions({ agentId, manage }: { agentId: number; manage: b
   const create = async (e: FormEvent) => {
     e.preventDefault();
     await action.run(async () => {
-      const made = await unwrap(api.POST('/api/admin/agents/{id}/webhook-actions', { params: { path: { id } }, body: { url: url.trim(), on_state: onState } }));
+      const made = await unwrap(api.POST('/api/admin/agents/{id}/webhook-actions', { params: { path: { id: Number(id) } }, body: { url: url.trim(), on_state: onState } }));
       setSecret(made.signing_secret);
       setUrl('');
       list.reload();

@@ -45,7 +45,7 @@ function CreatedKeys({ agent }: { agent: Schemas['CreatedAgent'] }) {
 
 function ExistingAgent({ id }: { id: string }) {
   const access = useAccess();
-  const agent = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}', { params: { path: { id } } })), [id]);
+  const agent = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}', { params: { path: { id: Number(id) } } })), [id]);
   return (
     <Loaded load={agent}>
       {(a) => {
@@ -80,7 +80,7 @@ function RunNow({ agentId, defaultInput }: { agentId: number; defaultInput: Reco
   const ok = parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value);
   const run = () => void action.run(async () => {
     const input = parsed.ok ? (parsed.value as Record<string, unknown>) : undefined;
-    const started = await unwrap(api.POST('/api/admin/agents/{id}/runs', { params: { path: { id: String(agentId) } }, body: { input } }));
+    const started = await unwrap(api.POST('/api/admin/agents/{id}/runs', { params: { path: { id: agentId } }, body: { input } }));
     // The outcome arrives later: the run's page follows it live.
     navigate(`/runs/${started.runId}`);
   });

@@ -31,7 +31,7 @@ export function Review() {
 
 // The list view has no wait state; each card reads its run (description, url, output).
 function ReviewItem({ runId, agent, created, done }: { runId: number; agent: string; created: string; done: () => void }) {
-  const run = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}', { params: { path: { runId: String(runId) } } })), [runId]);
+  const run = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}', { params: { path: { runId } } })), [runId]);
   return (
     <li className="card review-item" aria-labelledby={`review-${runId}`}>
       <div className="review-what">

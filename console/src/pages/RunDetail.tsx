@@ -15,14 +15,14 @@ const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 export function RunDetail({ id }: { id: string }) {
   const runId = Number(id);
-  const run = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}', { params: { path: { runId: id } } })), [id]);
+  const run = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}', { params: { path: { runId: Number(id) } } })), [id]);
   const agents = useAgents();
   const action = useAction();
   useRunEvents((e) => e.runId === runId, run.reload);
 
-  const cancel = () => void action.run(() => unwrap(api.POST('/api/admin/runs/{runId}/cancel', { params: { path: { runId: id } }, body: EMPTY })).then(run.reload));
+  const cancel = () => void action.run(() => unwrap(api.POST('/api/admin/runs/{runId}/cancel', { params: { path: { runId: Number(id) } }, body: EMPTY })).then(run.reload));
   const replay = () => void action.run(async () => {
-    const created = await unwrap(api.POST('/api/admin/runs/{runId}/replay', { params: { path: { runId: id } }, body: EMPTY }));
+    const created = await unwrap(api.POST('/api/admin/runs/{runId}/replay', { params: { path: { runId: Number(id) } }, body: EMPTY }));
     navigate(`/runs/${created.runId}`);
   });
 
@@ -113,7 +113,7 @@ function Logs({ runId }: { runId: string }) {
 }
 
 function LogList({ runId }: { runId: string }) {
-  const logs = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}/logs', { params: { path: { runId } } })), [runId]);
+  const logs = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}/logs', { params: { path: { runId: Number(runId) } } })), [runId]);
   return (
     <Loaded load={logs} isEmpty={(l) => l.logs.length === 0} empty="The runtime has no logs for this run.">
       {(l) => (

@@ -6,7 +6,7 @@ import { useLoad } from '../lib/useLoad.ts';
 import { Loaded } from '../components/ui.tsx';
 
 export function ZoneApp({ agentId }: { agentId: string }) {
-  const agent = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}', { params: { path: { id: agentId } } })), [agentId]);
+  const agent = useLoad(() => unwrap(api.GET('/api/admin/agents/{id}', { params: { path: { id: Number(agentId) } } })), [agentId]);
   return (
     <Loaded load={agent}>
       {(a) => (

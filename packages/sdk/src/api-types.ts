@@ -26,6 +26,11 @@ export type IngestResult = Schemas['IngestResult'];
 export type ResolvedCredential = Schemas['ResolvedCredential'];
 export type AdminRun = Schemas['AdminRun'];
 export type ErrorBody = Schemas['Error'];
+/** What the service sends the runtime when it starts a run (spec 2.3, plus deploymentId, serviceUrl, callbackUrl). */
+export type TaskPayload = Schemas['TaskPayload'];
+/** A webhook action's body (spec part 6); `run` is the admin run view without `source`. */
+export type WebhookEvent = Schemas['WebhookEvent'];
+export type EventRun = WebhookEvent['run'];
 
 export type TriggerBody = RequestBody<'triggerRun'>;
 export type TriggerAndWaitBody = RequestBody<'triggerAndWait'>;
@@ -34,8 +39,5 @@ export type RegisterBody = RequestBody<'registerRun'>;
 export type IngestBody = RequestBody<'ingestRun'>;
 export type CallbackBody = RequestBody<'postCallback'>;
 
-/** Codes added with Idempotency-Key (README "API notes") that an older document may not list yet. */
-type IdempotencyErrorCode = 'invalid_header' | 'idempotency_key_reused' | 'download_not_replayable';
-
 /** The service's closed list of error codes, plus `unexpected_response` for an answer that is not one of its errors. */
-export type ErrorCode = ErrorBody['code'] | IdempotencyErrorCode | 'unexpected_response';
+export type ErrorCode = ErrorBody['code'] | 'unexpected_response';

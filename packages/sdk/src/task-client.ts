@@ -1,19 +1,8 @@
 // The task's side (spec 4.8, 4.10): report progress, output, completion, failure and pauses through the run's
 // callback, and resolve third-party credentials. Built from the task payload the service sent (spec 2.3 plus
 // serviceUrl/callbackUrl/deploymentId) and the agent key, which comes only from the runtime's environment.
-import type { CallbackBody, ResolvedCredential } from './api-types.ts';
+import type { CallbackBody, ResolvedCredential, TaskPayload } from './api-types.ts';
 import { readJson, send, transport, type FetchLike, type RetryOptions, type Transport } from './http.ts';
-
-/** What the service sends the runtime when it starts a run (spec 2.3 and the service's decisions.md "Task payload"). */
-export interface TaskPayload {
-  runId: number;
-  input: Record<string, unknown>;
-  connectionIds?: Record<string, { integrationId: string; connectionId: string }>;
-  credentialsToken?: string;
-  serviceUrl: string;
-  callbackUrl: string;
-  deploymentId: string;
-}
 
 export interface TaskClientOptions {
   /** The agent's `agent_api_key`; default `ARS_AGENT_API_KEY` from the environment. Never in the payload (spec 5). */

@@ -15,6 +15,10 @@ import { ApiError, errors } from '../../errors.ts';
 import { parseId } from '../../http/bearer.ts';
 import { isUuid } from '../../lib/uuid.ts';
 import { roleIn, type Principal } from '../../orgs/principal.ts';
+import { agentOfRun } from '../../runs/runs-repo.ts';
+import { findRuntime } from '../../runtimes/runtimes-repo.ts';
+import { findConnection } from '../../agents/connections-repo.ts';
+import { findWebhookAction } from '../../events/webhook-actions-repo.ts';
 
 type Need = 'platform' | 'org_admin' | 'member';
 type OrgOf = (ctx: AppContext, req: FastifyRequest) => Promise<string | null>;
@@ -28,10 +32,9 @@ export interface AccessRule {
 }
 
 const param = (req: FastifyRequest, name: string): unknown => (req.params as Record<string, unknown>)[name];
-const one = async (ctx: AppContext, sql: string, id: unknown): Promise<string | null> => {
-  const { rows } = await ctx.db.query<{ org_id: string }>(sql, [id]);
-  return rows[0]?.org_id ?? null;
-};
+/** The organization of an agent (the cached directory), or null. */
+const orgOfAgent = async (ctx: AppContext, agentId: number | null | undefined): Promise<string | null> =>
+  agentId === null || agentId === undefined ? null : ((await ctx.agents.get(Number(agentId)))?.org_id ?? null);
 
 const orgParam = (name: string): OrgOf => async (_ctx, req) => {
   const id = param(req, name);
@@ -39,23 +42,23 @@ const orgParam = (name: string): OrgOf => async (_ctx, req) => {
 };
 const agentOrg = (name: string): OrgOf => async (ctx, req) => {
   const id = parseId(param(req, name));
-  return id === null ? null : ((await ctx.agents.get(id))?.org_id ?? null);
+  return orgOfAgent(ctx, id);
 };
 const runOrg = (name: string): OrgOf => async (ctx, req) => {
   const id = parseId(param(req, name));
-  return id === null ? null : one(ctx, 'SELECT a.org_id FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.id = $1', id);
+  return id === null ? null : orgOfAgent(ctx, await agentOfRun(ctx.db, id));
 };
 const runtimeOrg = (name: string): OrgOf => async (ctx, req) => {
   const id = parseId(param(req, name));
-  return id === null ? null : one(ctx, 'SELECT org_id FROM runtimes WHERE id = $1', id);
+  return id === null ? null : ((await findRuntime(ctx.db, id))?.org_id ?? null);
 };
 const connectionOrg = (name: string): OrgOf => async (ctx, req) => {
   const id = param(req, name);
-  return isUuid(id) ? one(ctx, 'SELECT a.org_id FROM connections c JOIN agents a ON a.id = c.agent_id WHERE c.id = $1', id.toLowerCase()) : null;
+  return isUuid(id) ? orgOfAgent(ctx, (await findConnection(ctx.db, id.toLowerCase()))?.agent_id) : null;
 };
 const webhookActionOrg = (name: string): OrgOf => async (ctx, req) => {
   const id = param(req, name);
-  return isUuid(id) ? one(ctx, 'SELECT a.org_id FROM webhook_actions w JOIN agents a ON a.id = w.agent_id WHERE w.id = $1', id.toLowerCase()) : null;
+  return isUuid(id) ? orgOfAgent(ctx, (await findWebhookAction(ctx.db, id.toLowerCase()))?.agent_id) : null;
 };
 /** A create names its organization in the body; one not given as a uuid is the body's fault, named. */
 const bodyOrg: OrgOf = async (_ctx, req) => {
@@ -71,7 +74,7 @@ const orgAdmin = (of: OrgOf, resource: string, platformFields?: string[]): Acces
 const EXTERNAL_TRIGGERS = ['allow_external_triggers'];
 
 /** Keyed by method and route path under /api/admin; HEAD follows GET. */
-export const ACCESS: Record<string, AccessRule> = {
+export const ACCESS: Readonly<Record<string, AccessRule>> = {
   'GET /orgs': LIST,
   'POST /orgs': PLATFORM,
   'GET /orgs/:id': member(orgParam('id'), 'organization'),

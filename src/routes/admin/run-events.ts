@@ -13,25 +13,13 @@ import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
-import { OVERLAP_MS, RunFeed, runsChangedSince, type RunFeedEvent } from '../../admin/run-feed.ts';
+import { OVERLAP_MS } from '../../admin/run-feed.ts';
+import { runsChangedSince, type RunChange } from '../../runs/run-changes.ts';
 import { rawAnswer } from '../../http/openapi-components.ts';
 import { visibleOrgIds, type Principal } from '../../orgs/principal.ts';
 import { principalOf, signedInToAdmin } from '../../orgs/user-auth.ts';
 import type { AppContext } from '../../context.ts';
 
-/** Tests change these before building the app. */
-export const liveStreamSettings = {
-  /** A comment line this often keeps proxies and load balancers from closing an idle stream. */
-  heartbeatMs: 15_000,
-  /** Streams one instance holds at most; more are 503 (each holds a socket and a subscription). */
-  maxStreams: 500,
-  /** Streams one user (or the admin token) holds at most on one instance; more are 429. A console tab holds one. */
-  maxStreamsPerUser: 10,
-  /** How often an open stream checks that its credential and memberships still allow it. */
-  recheckMs: 5_000,
-  /** The feed's catch-up period (run-feed.ts). */
-  pollMs: 2_000,
-};
 /** Changes replayed on reconnect at most; beyond, the client is told to refetch. */
 const REPLAY_LIMIT = 500;
 /** A client this far behind (bytes unsent) is cut off rather than buffered for without end. */
@@ -47,16 +35,9 @@ const EVENT_STREAM = rawAnswer(
 
 export default async function runEventRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
-  let feed: RunFeed | null = null;
-  const streams = new Set<ServerResponse>();
-  /** Open streams per holder (`userId`, or `admin` for the admin token). */
-  const perHolder = new Map<string, number>();
-
+  const live = app.ctx.liveStreams;
   // Before the server stops: open streams would otherwise hold app.close() (and shutdown) until clients leave.
-  app.addHook('preClose', async () => {
-    for (const res of streams) res.end();
-    await feed?.close();
-  });
+  app.addHook('preClose', () => live.close());
 
   const schema = {
     operationId: 'adminRunEvents',
@@ -70,19 +51,13 @@ export default async function runEventRoutes(base: FastifyInstance): Promise<voi
     const principal = req.principal!;
     if (!principal.platformAdmin && principal.roles.size === 0) throw new ApiError('forbidden', 'live runs need membership of an organization');
     const holder = principal.userId ?? 'admin';
-    const held = perHolder.get(holder) ?? 0;
-    if (held >= liveStreamSettings.maxStreamsPerUser) {
-      throw new ApiError('rate_limited', `at most ${liveStreamSettings.maxStreamsPerUser} live streams per user; close one first`, { headers: { 'retry-after': String(Math.ceil(liveStreamSettings.recheckMs / 1000)) } });
+    const { maxStreamsPerUser, recheckMs } = live.settings;
+    const refusal = live.refusal(holder);
+    if (refusal === 'per_user') {
+      throw new ApiError('rate_limited', `at most ${maxStreamsPerUser} live streams per user; close one first`, { headers: { 'retry-after': String(Math.ceil(recheckMs / 1000)) } });
     }
-    if (streams.size >= liveStreamSettings.maxStreams) throw errors.unavailable('service_unavailable', 'too many live streams on this instance');
-    feed ??= new RunFeed(app.ctx.db, app.log, { pollMs: liveStreamSettings.pollMs });
-    perHolder.set(holder, held + 1);
-    const release = (): void => {
-      const left = (perHolder.get(holder) ?? 1) - 1;
-      if (left === 0) perHolder.delete(holder);
-      else perHolder.set(holder, left);
-    };
-    openStream(app.ctx, feed, streams, req, reply, since, release);
+    if (refusal === 'instance') throw errors.unavailable('service_unavailable', 'too many live streams on this instance');
+    openStream(app.ctx, holder, req, reply, since);
   });
 }
 
@@ -111,15 +86,7 @@ function replayFrom(since: string | undefined, lastEventId: string | string[] | 
   return id ? parseTimestamp(id) : null;
 }
 
-function openStream(
-  ctx: AppContext,
-  feed: RunFeed,
-  streams: Set<ServerResponse>,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  since: Date | null,
-  release: () => void,
-): void {
+function openStream(ctx: AppContext, holder: string, req: FastifyRequest, reply: FastifyReply, since: Date | null): void {
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -129,11 +96,12 @@ function openStream(
     'x-accel-buffering': 'no', // nginx: pass each event on, do not buffer the response
     connection: 'keep-alive',
   });
-  streams.add(res);
+  const { feed, remove } = ctx.liveStreams.add(holder, res);
+  const { heartbeatMs, recheckMs } = ctx.liveStreams.settings;
 
   // Live events wait in `pending` until the replay is written, so the stream stays in updated_at order.
-  let pending: RunFeedEvent[] | null = since ? [] : null;
-  const send = (e: RunFeedEvent): void => {
+  let pending: RunChange[] | null = since ? [] : null;
+  const send = (e: RunChange): void => {
     if (pending) pending.push(e);
     else write(res, `id: ${e.updated_at}/${e.runId}\nevent: run\ndata: ${JSON.stringify(e)}\n\n`);
   };
@@ -141,7 +109,7 @@ function openStream(
   let unsubscribe = feed.subscribe({ orgIds }, send);
   // The first bytes say the subscription is live: a client that fetches the list after them misses no change.
   void feed.ready().then(() => write(res, 'retry: 2000\n\n'));
-  const heartbeat = setInterval(() => write(res, ': ping\n\n'), liveStreamSettings.heartbeatMs);
+  const heartbeat = setInterval(() => write(res, ': ping\n\n'), heartbeatMs);
   heartbeat.unref();
   let checking = false;
   const recheck = setInterval(() => {
@@ -166,14 +134,13 @@ function openStream(
       // The database is away: the feed delivers nothing either; the next recheck decides.
       .catch((err: unknown) => req.log.warn({ err }, 'live runs: the stream could not be rechecked'))
       .finally(() => void (checking = false));
-  }, liveStreamSettings.recheckMs);
+  }, recheckMs);
   recheck.unref();
   const done = (): void => {
     clearInterval(heartbeat);
     clearInterval(recheck);
     unsubscribe();
-    streams.delete(res);
-    release();
+    remove();
   };
   res.on('close', done);
   req.raw.on('close', () => res.end());

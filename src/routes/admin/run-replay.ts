@@ -5,8 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../errors.ts';
-import { agentBucket, limitRequest, overLimit } from '../../http/rate-limit.ts';
-import { LIMITS } from '../../rate-limits/rate-limiter.ts';
+import { limitRequest, overLimit, TRIGGER_RATE_LIMIT } from '../../http/rate-limit.ts';
 import { isOverLimit } from '../../rate-limits/rate-guard.ts';
 import { findReplaySource, replayRun } from '../../admin/run-replay.ts';
 import { numericId } from './params.ts';
@@ -20,8 +19,7 @@ export default async function runReplayRoutes(base: FastifyInstance): Promise<vo
 
   app.post('/runs/:runId/replay', { schema: { operationId: 'adminReplayRun', summary: 'Start a run again with the same input (a new run, linked both ways)', params: RunParams, response: { 201: Replay }, errors: ['not_found', 'conflict', 'not_eligible', 'agent_unavailable', 'rate_limited', 'runtime_failed'] } }, async (req, reply) => {
     const source = await findReplaySource(app.ctx, numericId(req.params.runId, 'run'));
-    const limit = { limit: LIMITS.trigger, inWrite: true };
-    if (await limitRequest(app, req, reply, agentBucket('trigger', source.agent.id), limit)) return reply;
+    if (await limitRequest(app, req, reply, TRIGGER_RATE_LIMIT, { agentId: source.agent.id })) return reply;
     const result = await replayRun(app.ctx, source, req.rateGuard, req.principal!.userId);
     if (isOverLimit(result)) throw overLimit(result);
     if (!result.ok) throw errors.runtimeFailed(result.runId, result.reason);

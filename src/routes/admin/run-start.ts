@@ -2,17 +2,16 @@
 //   POST /agents/{id}/runs        as spec 4.1 (input merged over the agent's default_input), source `console`,
 //                                 created_by the user; counted against the agent's /trigger limit (spec 8.1)
 //   POST /runs/{runId}/waitpoint  as spec 4.9, the user recorded on the audit entry (run.waitpoint_completed)
-// Started as /trigger starts a run (triggerRun): the same eligibility, attribution and input merge, except that the
-// console is part of the platform, like a zone app, so allow_external_triggers (a gate for callers outside the
-// platform) does not apply; the agent must still be platform-managed and active.
+// Started through the one start pipeline (runs/begin-run.ts, front `console`): as /trigger, except that the console
+// is part of the platform, like a zone app, so allow_external_triggers (a gate for callers outside the platform)
+// does not apply; the agent must still be platform-managed and active.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError, errors } from '../../errors.ts';
-import { agentBucket, limitRequest, overLimit } from '../../http/rate-limit.ts';
-import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { isOverLimit } from '../../rate-limits/rate-guard.ts';
-import { assertTriggerEligible, triggerRun } from '../../runs/trigger-run.ts';
+import { limitRequest, TRIGGER_RATE_LIMIT } from '../../http/rate-limit.ts';
+import { sendStarted } from '../../http/start-answers.ts';
+import { assertEligible, triggerRun } from '../../runs/begin-run.ts';
 import { completeWaitpoint } from '../../runs/waitpoint.ts';
 import { findRun } from '../../runs/runs-repo.ts';
 import { JsonObject, ref, TriggerAccepted, WaitpointCompleted } from '../../http/openapi-components.ts';
@@ -40,14 +39,9 @@ export default async function runStartRoutes(base: FastifyInstance): Promise<voi
   app.post('/agents/:id/runs', { schema: adminTriggerRun }, async (req, reply) => {
     const agent = await app.ctx.agents.get(numericId(req.params.id, 'agent'));
     if (!agent) throw errors.notFound('agent');
-    assertTriggerEligible(agent, true); // before the limit: an ineligible agent is 403, never 429
-    if (await limitRequest(app, req, reply, agentBucket('trigger', agent.id), { limit: LIMITS.trigger, inWrite: true })) return reply;
-    const started = { input: req.body.input, userId: req.principal!.userId, guard: req.rateGuard, fromPlatform: true };
-    const result = await triggerRun(app.ctx, agent, started, 'console');
-    if (isOverLimit(result)) throw overLimit(result);
-    if (!('ok' in result)) throw new Error('a console start carries no Idempotency-Key'); // KeyTaken cannot happen
-    if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
-    return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
+    assertEligible(agent, 'console'); // before the limit: an ineligible agent is 403, never 429
+    if (await limitRequest(app, req, reply, TRIGGER_RATE_LIMIT, { agentId: agent.id })) return reply;
+    return sendStarted(reply, await triggerRun(app.ctx, 'console', { agent, input: req.body.input, userId: req.principal!.userId, guard: req.rateGuard }));
   });
 
   const adminCompleteWaitpoint = {

@@ -178,7 +178,7 @@ export const AuditPage = Type.Object(
   closed('AuditPage', 'Audit entries, newest first.'),
 );
 
-export const ADMIN_COMPONENTS: TSchema[] = [
+export const ADMIN_COMPONENTS: readonly TSchema[] = [
   Org, Membership, User, Session, UserToken, Runtime, Agent, CreatedAgent, RotatedKey, WebhookTokenReveal, ConnectionCreated, Connection,
   ConnectionList, WebhookActionCreated, WebhookAction, WebhookActionList, RunPage, RunLogs, AuditPage,
 ];

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { bearerToken, parseId } from '../../http/bearer.ts';
 import { secretMatches } from '../../lib/secrets.ts';
 import { errors } from '../../errors.ts';
-import { agentBucket, limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
+import { limitRequest } from '../../http/rate-limit.ts';
 import { rememberIdempotentAnswers } from '../../http/idempotency-key.ts';
 import { documentRoutes } from '../../http/openapi-routes.ts';
 import { requires } from '../../http/openapi-document.ts';
@@ -13,13 +13,6 @@ import triggerAndWaitRoute from './trigger-and-wait.ts';
 import triggerAndDownloadRoute from './trigger-and-download.ts';
 import registerRoute from './register.ts';
 import ingestRoute from './ingest.ts';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Spec 8.1: bucket name and per-minute limit, counted per agent after authentication. */
-    rateLimit?: RouteRateLimit & { bucket: string };
-  }
-}
 
 export default async function ingestRoutes(app: FastifyInstance): Promise<void> {
   documentRoutes(app, { tag: 'ingest', security: [requires('ingestKey')], errors: ['unauthorized'] });
@@ -31,7 +24,7 @@ export default async function ingestRoutes(app: FastifyInstance): Promise<void> 
     if (!agent || !secretMatches(token, agent.ingest_key_digest)) throw errors.unauthorized();
     req.agent = agent;
     const rl = req.routeOptions.config.rateLimit;
-    if (rl && (await limitRequest(app, req, reply, agentBucket(rl.bucket, agent.id), rl))) return reply;
+    if (rl && (await limitRequest(app, req, reply, rl, { agentId: agent.id }))) return reply;
   });
   rememberIdempotentAnswers(app); // the three starting endpoints take an Idempotency-Key
   await app.register(triggerRoute);

@@ -3,15 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ApiError } from '../../errors.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndDownload } from '../../sync/download-run.ts';
-import { overLimit } from '../../http/rate-limit.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
-import { IdempotencyKeyHeaders, idempotencyOf, replayDownload } from '../../http/idempotency-key.ts';
-import { isKeyTaken } from '../../runs/idempotency.ts';
+import { IdempotencyKeyHeaders, idempotencyOf } from '../../http/idempotency-key.ts';
+import { sendDownload } from '../../http/start-answers.ts';
 import { CALLER_GONE, DOWNLOAD } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
@@ -44,14 +42,8 @@ export default async function triggerAndDownloadRoute(app: FastifyInstance): Pro
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
       const idempotency = idempotencyOf(req, { input, userId, timeoutMs });
-      const outcome = await triggerAndDownload(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard, idempotency }, callerGoneSignal(reply));
-      if (isKeyTaken(outcome)) return replayDownload(reply, outcome);
-      if (outcome.kind === 'over_limit') throw overLimit(outcome);
-      if (outcome.kind === 'failed') throw new ApiError(outcome.code, outcome.message, { runId: Number(outcome.run.id) });
-      if (outcome.kind === 'caller_gone') return reply.code(204).send(); // nobody is left to read it
-      void outcome.track(reply.raw);
-      // Piped with backpressure; Content-Length passes through when the runtime sent one, else chunked.
-      return reply.code(200).headers(outcome.headers).send(outcome.body);
+      const callerGone = callerGoneSignal(reply);
+      return sendDownload(reply, await triggerAndDownload(app.ctx, 'download', { agent: req.agent!, input, userId, timeoutMs, callerGone, guard: req.rateGuard, idempotency }));
     },
   );
 }

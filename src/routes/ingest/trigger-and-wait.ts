@@ -1,7 +1,6 @@
 // POST /api/agents/{agentId}/runs/trigger-and-wait (spec 4.2). The ingest-key hook of this context has
 // authenticated the caller (req.agent) and counted the per-agent rate limit (spec 8.1: 5/min).
 import type { FastifyInstance } from 'fastify';
-import { sendSyncOutcome } from '../../http/sync-outcome.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
@@ -9,8 +8,8 @@ import { TimeoutMsSchema } from '../../sync/wait-window.ts';
 import { triggerAndWait } from '../../sync/trigger-and-wait.ts';
 import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
-import { IdempotencyKeyHeaders, idempotencyOf, replayWait } from '../../http/idempotency-key.ts';
-import { isKeyTaken } from '../../runs/idempotency.ts';
+import { IdempotencyKeyHeaders, idempotencyOf } from '../../http/idempotency-key.ts';
+import { sendSyncOutcome } from '../../http/start-answers.ts';
 import { CALLER_GONE, ref, SyncCompleted, SyncTimedOut } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
@@ -43,10 +42,9 @@ export default async function triggerAndWaitRoute(app: FastifyInstance): Promise
     async (req, reply) => {
       const { input, userId, timeoutMs } = req.body;
       const idempotency = idempotencyOf(req, { input, userId, timeoutMs });
-      const signal = callerGoneSignal(reply);
-      const outcome = await triggerAndWait(app.ctx, req.agent!, { input, userId: userId ?? undefined, timeoutMs, guard: req.rateGuard, idempotency }, signal);
-      if (isKeyTaken(outcome)) return replayWait(app.ctx, reply, outcome, { timeoutMs, signal });
-      return sendSyncOutcome(reply, outcome);
+      const callerGone = callerGoneSignal(reply);
+      const outcome = await triggerAndWait(app.ctx, 'trigger_and_wait', { agent: req.agent!, input, userId, timeoutMs, callerGone, guard: req.rateGuard, idempotency });
+      return sendSyncOutcome(app.ctx, reply, outcome, { timeoutMs, signal: callerGone });
     },
   );
 }

@@ -3,14 +3,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { errors } from '../../errors.ts';
-import { LIMITS } from '../../rate-limits/rate-limiter.ts';
-import { triggerRun } from '../../runs/trigger-run.ts';
-import { isOverLimit } from '../../rate-limits/rate-guard.ts';
-import { overLimit } from '../../http/rate-limit.ts';
+import { TRIGGER_RATE_LIMIT } from '../../http/rate-limit.ts';
+import { triggerRun } from '../../runs/begin-run.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
-import { IdempotencyKeyHeaders, idempotencyOf, replayTrigger } from '../../http/idempotency-key.ts';
-import { isKeyTaken } from '../../runs/idempotency.ts';
+import { IdempotencyKeyHeaders, idempotencyOf } from '../../http/idempotency-key.ts';
+import { sendStarted } from '../../http/start-answers.ts';
 import { ref, TriggerAccepted } from '../../http/openapi-components.ts';
 
 const Body = Type.Object(
@@ -35,17 +32,14 @@ export default async function triggerRoute(app: FastifyInstance): Promise<void> 
         response: { 201: ref(TriggerAccepted) },
         errors: ['not_eligible', 'agent_unavailable', 'rate_limited', 'runtime_failed', 'invalid_header', 'idempotency_key_reused'],
       },
-      config: { rateLimit: { bucket: 'trigger', limit: LIMITS.trigger, inWrite: true } },
+      config: { rateLimit: TRIGGER_RATE_LIMIT },
       // Both fields are optional, so a request without a body is a trigger with the default input.
       preValidation: emptyBodyAsObject,
     },
     async (req, reply) => {
       const idempotency = idempotencyOf(req, { input: req.body.input, userId: req.body.userId });
-      const result = await triggerRun(app.ctx, req.agent!, { ...req.body, guard: req.rateGuard, idempotency });
-      if (isKeyTaken(result)) return replayTrigger(reply, result);
-      if (isOverLimit(result)) throw overLimit(result);
-      if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
-      return reply.code(201).send({ runId: result.run.id, status: 'queued' as const });
+      const { input, userId } = req.body;
+      return sendStarted(reply, await triggerRun(app.ctx, 'trigger', { agent: req.agent!, input, userId, guard: req.rateGuard, idempotency }));
     },
   );
 }

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
-import { agentBucket, limitRequest } from '../../http/rate-limit.ts';
+import { limitRequest } from '../../http/rate-limit.ts';
 import { documentRoutes } from '../../http/openapi-routes.ts';
 import { requires } from '../../http/openapi-document.ts';
 import waitpointRoute from './waitpoint.ts';
@@ -18,7 +18,7 @@ export default async function runtimeRoutes(app: FastifyInstance): Promise<void>
     if (!agent) throw errors.unauthorized('missing or invalid agent key');
     req.agent = agent;
     const rl = req.routeOptions.config.rateLimit;
-    if (rl && (await limitRequest(app, req, reply, agentBucket(rl.bucket, agent.id), rl))) return reply;
+    if (rl && (await limitRequest(app, req, reply, rl, { agentId: agent.id }))) return reply;
   });
   await app.register(waitpointRoute);
   await app.register(credentialsResolveRoute);

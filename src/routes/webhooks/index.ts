@@ -7,17 +7,10 @@
 import type { FastifyInstance } from 'fastify';
 import { parseId } from '../../http/bearer.ts';
 import { errors } from '../../errors.ts';
-import { agentBucket, limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
+import { limitRequest } from '../../http/rate-limit.ts';
 import { webhookAgentMatches } from '../../webhooks/webhook-run.ts';
 import webhookRoutes, { WEBHOOK_BODY_LIMIT } from './webhook.ts';
 import { documentRoutes } from '../../http/openapi-routes.ts';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Spec 8.1: bucket name and per-minute limit, counted per agent after the token check. */
-    webhookRateLimit?: RouteRateLimit & { bucket: string };
-  }
-}
 
 export default async function webhookContext(app: FastifyInstance): Promise<void> {
   // No security scheme: OpenAPI has none for a secret path segment. The webhookToken parameter says so.
@@ -28,8 +21,8 @@ export default async function webhookContext(app: FastifyInstance): Promise<void
     const agent = id === null ? null : await app.ctx.agents.get(id);
     if (!webhookAgentMatches(agent, webhookToken ?? '')) throw errors.unauthorized('unknown agent or webhook token');
     req.agent = agent;
-    const rl = req.routeOptions.config.webhookRateLimit;
-    if (rl && (await limitRequest(app, req, reply, agentBucket(rl.bucket, agent.id), rl))) return reply;
+    const rl = req.routeOptions.config.rateLimit;
+    if (rl && (await limitRequest(app, req, reply, rl, { agentId: agent.id }))) return reply;
   });
 
   // Any content type, even a malformed one, is accepted: the parser below sees every body as opaque bytes. The

@@ -13,7 +13,7 @@ import { startWebhookRun, webhookAndWait, type InboundWebhook } from '../../webh
 import { errorText } from '../../runs/run-view.ts';
 import { shapeWebhookResponse } from '../../webhooks/webhook-response.ts';
 import type { SyncOutcome } from '../../sync/sync-wait.ts';
-import { isOverLimit } from '../../rate-limits/rate-guard.ts';
+import { sendStarted } from '../../http/start-answers.ts';
 import { overLimit } from '../../http/rate-limit.ts';
 import { rawAnswer, ref, TriggerAccepted, WebhookTimedOut } from '../../http/openapi-components.ts';
 
@@ -42,7 +42,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
   // Any of these methods, the 1 MiB limit, and the agent's bucket counted by the run's insert.
   const webhookRoute = (url: string, bucket: string, limit: number, schema: FastifySchema, handler: RouteHandlerMethod): void => {
     const documented = { params: Params, ...schema, description: `${schema.description ?? ''} Body: ${RAW_BODY}`.trim() };
-    app.route({ method: METHODS, url, bodyLimit: WEBHOOK_BODY_LIMIT, schema: documented, config: { webhookRateLimit: { bucket, limit, inWrite: true } }, handler });
+    app.route({ method: METHODS, url, bodyLimit: WEBHOOK_BODY_LIMIT, schema: documented, config: { rateLimit: { bucket, limit, inWrite: true } }, handler });
   };
 
   const webhookSchema: FastifySchema = {
@@ -53,11 +53,8 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
     errors: ['not_eligible', 'agent_unavailable', 'rate_limited', 'runtime_failed'],
   };
   webhookRoute('/webhook/:webhookToken', 'webhook', LIMITS.webhook, webhookSchema, async (req, reply) => {
-    const result = await startWebhookRun(app.ctx, req.agent!, inbound(req));
-    if (isOverLimit(result)) throw overLimit(result);
     // Spec part 7: 500 on a failed invocation, so a retrying sender redelivers.
-    if (!result.ok) throw errors.runtimeFailed(result.run.id, result.reason);
-    return reply.code(202).send({ runId: Number(result.run.id), status: 'queued' as const });
+    return sendStarted(reply, await startWebhookRun(app.ctx, req.agent!, inbound(req)), 202);
   });
 
   const webhookAndWaitSchema: FastifySchema = {

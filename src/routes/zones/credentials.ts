@@ -19,7 +19,7 @@ export default async function zoneCredentialsRoute(app: FastifyInstance): Promis
         response: { 200: answer(ResolvedCredential, 'The secret, by its type.', NO_STORE) },
         errors: ['not_found', 'upstream_failed', 'rate_limited'],
       },
-      config: { zoneRateLimit: { bucket: 'zone-credentials', limit: LIMITS.zoneCredentials, per: 'user_agent' } },
+      config: { rateLimit: { bucket: 'zone-credentials', limit: LIMITS.zoneCredentials, per: 'user_agent' } },
     },
     async (req, reply) => {
       const resolved = await resolveForZone(app.ctx, { agent: req.agent!, integrationId: req.params.key, userId: req.zoneUserId! });

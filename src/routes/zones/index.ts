@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { allowEmptyJsonBody } from '../../http/empty-json-body.ts';
 import { bearerToken, parseId } from '../../http/bearer.ts';
-import { limitRequest, type RouteRateLimit } from '../../http/rate-limit.ts';
+import { limitRequest } from '../../http/rate-limit.ts';
 import { authenticateZoneRequest } from '../../zones/zone-auth.ts';
 import { rememberIdempotentAnswers } from '../../http/idempotency-key.ts';
 import { documentRoutes } from '../../http/openapi-routes.ts';
@@ -13,10 +13,6 @@ import zoneWaitpointRoute from './waitpoint.ts';
 import zoneCredentialsRoute from './credentials.ts';
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Spec 8.1 zone rows: bucket, per-minute limit, and whom it counts. */
-    zoneRateLimit?: RouteRateLimit & { bucket: string; per: 'user' | 'user_agent' };
-  }
   interface FastifyRequest {
     /** The zone token's user (a member of the agent's organization or a platform admin), set by the zone hook. */
     zoneUserId: string | null;
@@ -32,11 +28,8 @@ export default async function zoneRoutes(app: FastifyInstance): Promise<void> {
     const caller = await authenticateZoneRequest(app.ctx, agentId, bearerToken(req));
     req.agent = caller.agent;
     req.zoneUserId = caller.userId;
-    const rl = req.routeOptions.config.zoneRateLimit;
-    if (rl) {
-      const key = rl.per === 'user' ? `${rl.bucket}:user:${caller.userId}` : `${rl.bucket}:user:${caller.userId}:agent:${caller.agent.id}`;
-      if (await limitRequest(app, req, reply, key, rl)) return reply;
-    }
+    const rl = req.routeOptions.config.rateLimit;
+    if (rl && (await limitRequest(app, req, reply, rl, { agentId: caller.agent.id, userId: caller.userId }))) return reply;
   });
   allowEmptyJsonBody(app); // every zone body is optional ({input?}, {payload?})
   rememberIdempotentAnswers(app); // the run-starting endpoints take an Idempotency-Key

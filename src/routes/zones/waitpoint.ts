@@ -28,7 +28,7 @@ export default async function zoneWaitpointRoute(app: FastifyInstance): Promise<
         response: { 200: ref(WaitpointCompleted) },
         errors: ['not_found', 'waitpoint_unavailable', 'rate_limited'],
       },
-      config: { zoneRateLimit: { bucket: 'zone-waitpoint', limit: LIMITS.zoneWaitpoint, per: 'user_agent' } },
+      config: { rateLimit: { bucket: 'zone-waitpoint', limit: LIMITS.zoneWaitpoint, per: 'user_agent' } },
       // As spec 4.9: an empty body is valid and completes the waitpoint with no payload.
       preValidation: emptyBodyAsObject,
     },

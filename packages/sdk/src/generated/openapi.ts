@@ -958,7 +958,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/zones/{agentId}/app/{*}": {
+    "/zones/{agentId}/app/{path}": {
         parameters: {
             query?: never;
             header?: never;
@@ -967,42 +967,42 @@ export interface paths {
         };
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
+         * @description Forwards the request to `{zone_app_url}/{path}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{path}`).
          */
         get: operations["zoneAppProxyGet"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
+         * @description Forwards the request to `{zone_app_url}/{path}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{path}`).
          */
         put: operations["zoneAppProxyPut"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
+         * @description Forwards the request to `{zone_app_url}/{path}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{path}`).
          */
         post: operations["zoneAppProxyPost"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
+         * @description Forwards the request to `{zone_app_url}/{path}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{path}`).
          */
         delete: operations["zoneAppProxyDelete"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
+         * @description Forwards the request to `{zone_app_url}/{path}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{path}`).
          */
         options: operations["zoneAppProxyOptions"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
+         * @description Forwards the request to `{zone_app_url}/{path}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{path}`).
          */
         head: operations["zoneAppProxyHead"];
         /**
          * The agent’s zone app, for a signed-in member
-         * @description Forwards the request to `{zone_app_url}/{*}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{*}`).
+         * @description Forwards the request to `{zone_app_url}/{path}` with a fresh zone JWT in X-Zone-Token, never the user’s own credential or cookies. Writes signed in by the session cookie must come from the platform’s origin (CSRF). A page navigation signed in by the session cookie is answered 303 to its framed address (`/zones/{agentId}/framed/{pass}/{path}`).
          */
         patch: operations["zoneAppProxyPatch"];
         trace?: never;
     };
-    "/zones/{agentId}/framed/{pass}/{*}": {
+    "/zones/{agentId}/framed/{pass}/{path}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1011,43 +1011,84 @@ export interface paths {
         };
         /**
          * The agent’s zone app in a console frame
-         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         * @description As `/zones/{agentId}/app/{path}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
          */
         get: operations["zoneAppProxyFramedGet"];
         /**
          * The agent’s zone app in a console frame
-         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         * @description As `/zones/{agentId}/app/{path}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
          */
         put: operations["zoneAppProxyFramedPut"];
         /**
          * The agent’s zone app in a console frame
-         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         * @description As `/zones/{agentId}/app/{path}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
          */
         post: operations["zoneAppProxyFramedPost"];
         /**
          * The agent’s zone app in a console frame
-         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         * @description As `/zones/{agentId}/app/{path}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
          */
         delete: operations["zoneAppProxyFramedDelete"];
         /**
          * The agent’s zone app in a console frame
-         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         * @description As `/zones/{agentId}/app/{path}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
          */
         options: operations["zoneAppProxyFramedOptions"];
         /**
          * The agent’s zone app in a console frame
-         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         * @description As `/zones/{agentId}/app/{path}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
          */
         head: operations["zoneAppProxyFramedHead"];
         /**
          * The agent’s zone app in a console frame
-         * @description As `/zones/{agentId}/app/{*}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
+         * @description As `/zones/{agentId}/app/{path}`, signed in by the pass in the path instead of the cookie. A browser page opened at `/zones/{agentId}/app/` with the session cookie is sent here (303): the zone answer’s sandbox keeps the cookie off the app’s own requests, and relative URLs keep the pass. The pass opens this agent’s zone app only, for the session’s user, until the session ends.
          */
         patch: operations["zoneAppProxyFramedPatch"];
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    runStart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The task payload a runtime gets when a run starts
+         * @description n8n: the body of the POST to the agent’s webhook. Trigger.dev: the `payload` of the task trigger. The task reports back with the agent key from its environment (callback, waitpoint, credentials).
+         */
+        post: operations["runStart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    webhookAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook action’s delivery for a run event
+         * @description Signed per Standard Webhooks: HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the action’s `whsec_` secret (the SDK’s `@agent-run-service/sdk/webhooks` verifies it). At least once: deduplicate on webhook-id.
+         */
+        post: operations["webhookAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description A run with its attribution and snapshots (input as stored: header values masked). */
@@ -1459,6 +1500,36 @@ export interface components {
             /** @enum {boolean} */
             timedOut: true;
         };
+        /** @description Sent to the runtime when a run starts (spec 2.3). Never holds the agent key: that comes from the runtime’s environment. */
+        TaskPayload: {
+            /**
+             * Format: uri
+             * @description `{serviceUrl}/api/runs/{runId}/callback` (spec 4.8).
+             */
+            callbackUrl: string;
+            /** @description By integration id: the agent’s active connections. */
+            connectionIds?: {
+                [key: string]: {
+                    connectionId: string;
+                    integrationId: string;
+                };
+            };
+            /** @description The run’s credentials JWT (60 minutes); comes with connectionIds or not at all. */
+            credentialsToken?: string;
+            /** @description Names this deployment: with runId it names the run exactly at a runtime several deployments share. */
+            deploymentId: string;
+            /** @description The run input; a webhook run's is `{webhook: …}` (spec 4.6). */
+            input: {
+                [key: string]: unknown;
+            };
+            /** @description Platform run id. */
+            runId: number;
+            /**
+             * Format: uri
+             * @description ARS_PUBLIC_URL: the base of the callback, waitpoint and credential endpoints.
+             */
+            serviceUrl: string;
+        };
         /** @description The run was created and its runtime invoked; follow it by its runId. */
         TriggerAccepted: {
             /** @description Platform run id. */
@@ -1512,6 +1583,53 @@ export interface components {
         WebhookActionList: {
             data: components["schemas"]["WebhookAction"][];
         };
+        /** @description The body of a webhook action’s delivery, signed per Standard Webhooks (spec part 6). */
+        WebhookEvent: {
+            /** @description The run’s output_data. */
+            output: unknown;
+            /** @description The run as it was when the event happened: the admin view without `source`. */
+            run: {
+                agentId: number;
+                /** Format: date-time */
+                completed_at: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: uuid */
+                created_by: string | null;
+                duration_ms: number | null;
+                /** @description As stored: a string (ingest), an object {name?, message?, stack?} (callback), or null. */
+                error: string | {
+                    [key: string]: unknown;
+                } | null;
+                external_run_id: string | null;
+                input: {
+                    [key: string]: unknown;
+                };
+                metadata: {
+                    [key: string]: unknown;
+                };
+                /** @description The agent output (any JSON, usually an object), or null. For a download, the file metadata (spec 2.2). */
+                output_data: unknown;
+                /** @description Output units counted for billing and metrics. */
+                outputs: number;
+                /** @description Platform run id. */
+                runId: number;
+                /** @description What the service could not do at the runtime, in a sentence. */
+                runtime_note: string | null;
+                /** Format: date-time */
+                started_at: string | null;
+                /** @enum {unknown} */
+                status: "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled";
+            };
+            /** @description `waiting` events only: the task’s review page, or the run’s page in the console (spec part 6). */
+            run_url?: string;
+            /** @description `waiting` events only: what the reviewer is asked. */
+            waiting?: {
+                description: string | null;
+                output: unknown;
+                url: string | null;
+            };
+        };
         /** @description The wait window ended first; the run goes on. 2xx on purpose: a retrying sender must not start a second run (spec 4.7). */
         WebhookTimedOut: {
             /** @description Platform run id. */
@@ -1558,6 +1676,8 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description Present, `true`, when this answer is the replay of an earlier request with the same Idempotency-Key: this request started nothing. */
+        IdempotentReplayed: "true";
         /** @description Requests allowed per one-minute bucket for this endpoint and caller. */
         RateLimitLimit: number;
         /** @description Requests left in the current bucket. */
@@ -1776,7 +1896,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1850,7 +1970,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1967,7 +2087,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2041,7 +2161,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2167,7 +2287,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 kind: "ingest" | "agent" | "webhook" | "zone";
             };
             cookie?: never;
@@ -2262,7 +2382,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2292,6 +2412,9 @@ export interface operations {
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2302,6 +2425,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2312,6 +2438,9 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2322,6 +2451,9 @@ export interface operations {
             /** @description `not_found`: no such resource, or not visible to this credential. */
             404: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2332,6 +2464,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2356,6 +2491,9 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2366,6 +2504,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2381,7 +2522,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2455,7 +2596,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2557,7 +2698,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3680,6 +3821,9 @@ export interface operations {
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3690,6 +3834,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3700,6 +3847,9 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3724,6 +3874,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3734,6 +3887,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3749,7 +3905,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -3823,7 +3979,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -3927,7 +4083,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -4017,8 +4173,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
-                deliveryId: string;
+                runId: number;
+                deliveryId: number;
             };
             cookie?: never;
         };
@@ -4136,7 +4292,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -4230,7 +4386,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -4287,6 +4443,9 @@ export interface operations {
             /** @description `invalid_json`: the body is not valid JSON. `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4297,6 +4456,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4307,6 +4469,9 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4317,6 +4482,9 @@ export interface operations {
             /** @description `not_found`: no such resource, or not visible to this credential. */
             404: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4327,6 +4495,9 @@ export interface operations {
             /** @description `conflict`: the resource is in a state that refuses this (already exists, already terminal). */
             409: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4337,6 +4508,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4347,6 +4521,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4371,6 +4548,9 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4381,6 +4561,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4396,7 +4579,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -4694,7 +4877,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -4768,7 +4951,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -5412,7 +5595,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -5458,6 +5641,9 @@ export interface operations {
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5468,6 +5654,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5478,6 +5667,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5488,6 +5680,9 @@ export interface operations {
             /** @description `backward_transition`: the run is already past the requested status (spec part 3 rule 1). */
             409: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5498,6 +5693,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5522,6 +5720,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5532,6 +5733,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5547,7 +5751,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -5584,6 +5788,9 @@ export interface operations {
             /** @description `invalid_json`: the body is not valid JSON. `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5594,6 +5801,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5604,6 +5814,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5614,6 +5827,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5624,6 +5840,9 @@ export interface operations {
             /** @description `validation_failed`: the body fails validation; the message names the field. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5648,6 +5867,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5658,6 +5880,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5676,7 +5901,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -5696,6 +5921,7 @@ export interface operations {
             /** @description The run was created and its runtime invoked; follow it by its runId. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -5709,6 +5935,10 @@ export interface operations {
             /** @description `invalid_header`: a request header fails validation (e.g. a malformed Idempotency-Key); the message names it. `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5719,6 +5949,10 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5729,6 +5963,10 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5739,6 +5977,10 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5749,6 +5991,10 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. `idempotency_key_reused`: the Idempotency-Key was first used with another request; nothing was done. */
             422: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5759,6 +6005,7 @@ export interface operations {
             /** @description `rate_limited`: over the per-minute limit; retry after Retry-After seconds. */
             429: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -5773,6 +6020,10 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5783,6 +6034,10 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5801,7 +6056,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -5828,9 +6083,14 @@ export interface operations {
                     "content-disposition"?: string;
                     /** @description Passed through when the runtime sent one; absent on chunked transfer. */
                     "content-length"?: number;
+                    /** @description Always `sandbox`: served from the service’s origin, the file can run no script there. */
+                    "content-security-policy"?: string;
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    /** @description Always `nosniff`: the file is never sniffed into another type. */
+                    "x-content-type-options"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The platform run id. */
                     "x-run-id"?: number;
@@ -5843,6 +6103,7 @@ export interface operations {
             /** @description The caller left before the answer; nothing reaches anyone. */
             204: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -5854,6 +6115,10 @@ export interface operations {
             /** @description `invalid_header`: a request header fails validation (e.g. a malformed Idempotency-Key); the message names it. `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5864,6 +6129,10 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5874,6 +6143,10 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5884,6 +6157,10 @@ export interface operations {
             /** @description `download_not_replayable`: the Idempotency-Key belongs to a download that has begun or ended: a file is streamed once. */
             409: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5894,6 +6171,10 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5904,6 +6185,10 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. `idempotency_key_reused`: the Idempotency-Key was first used with another request; nothing was done. */
             422: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5914,6 +6199,7 @@ export interface operations {
             /** @description `rate_limited`: over the per-minute limit; retry after Retry-After seconds. */
             429: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -5928,6 +6214,10 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5938,6 +6228,10 @@ export interface operations {
             /** @description `run_failed`: the run failed or was cancelled (or a download answered JSON); the run is failed. */
             502: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5948,6 +6242,10 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5959,6 +6257,10 @@ export interface operations {
             /** @description `runtime_timeout`: the runtime did not answer within the wait window; the run is failed. */
             504: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5976,7 +6278,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -5997,6 +6299,7 @@ export interface operations {
             /** @description The run reached a terminal state within the wait window (spec 4.2). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -6010,6 +6313,7 @@ export interface operations {
             /** @description The wait window ended first; the run goes on (spec 4.2, 8.3). Not an error. */
             202: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -6023,6 +6327,7 @@ export interface operations {
             /** @description The caller left before the answer; nothing reaches anyone. */
             204: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -6034,6 +6339,10 @@ export interface operations {
             /** @description `invalid_header`: a request header fails validation (e.g. a malformed Idempotency-Key); the message names it. `invalid_json`: the body is not valid JSON. `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6044,6 +6353,10 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6054,6 +6367,10 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6064,6 +6381,10 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6074,6 +6395,10 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. `idempotency_key_reused`: the Idempotency-Key was first used with another request; nothing was done. `validation_failed`: the body fails validation; the message names the field. */
             422: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6084,6 +6409,7 @@ export interface operations {
             /** @description `rate_limited`: over the per-minute limit; retry after Retry-After seconds. */
             429: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -6098,6 +6424,10 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6108,6 +6438,10 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6119,6 +6453,10 @@ export interface operations {
             /** @description `runtime_timeout`: the runtime did not answer within the wait window; the run is failed. */
             504: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6133,7 +6471,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The agent’s secret webhook token: the only credential, so the whole URL is secret. */
                 webhookToken: string;
             };
@@ -6170,6 +6508,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6180,6 +6521,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6190,6 +6534,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6200,6 +6547,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6224,6 +6574,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6234,6 +6587,9 @@ export interface operations {
             /** @description `run_failed`: the run failed or was cancelled (or a download answered JSON); the run is failed. */
             502: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6244,6 +6600,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6255,6 +6614,9 @@ export interface operations {
             /** @description `runtime_timeout`: the runtime did not answer within the wait window; the run is failed. */
             504: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6278,6 +6640,9 @@ export interface operations {
             /** @description The agent’s output as JSON, or as its `webhookResponse` shapes it: a status from 200 to 499, its headers, a text or JSON body. Always with `content-security-policy: sandbox` and `x-content-type-options: nosniff`. */
             "4XX": {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6292,7 +6657,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The agent’s secret webhook token: the only credential, so the whole URL is secret. */
                 webhookToken: string;
             };
@@ -6329,6 +6694,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6339,6 +6707,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6349,6 +6720,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6359,6 +6733,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6383,6 +6760,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6393,6 +6773,9 @@ export interface operations {
             /** @description `run_failed`: the run failed or was cancelled (or a download answered JSON); the run is failed. */
             502: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6403,6 +6786,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6414,6 +6800,9 @@ export interface operations {
             /** @description `runtime_timeout`: the runtime did not answer within the wait window; the run is failed. */
             504: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6437,6 +6826,9 @@ export interface operations {
             /** @description The agent’s output as JSON, or as its `webhookResponse` shapes it: a status from 200 to 499, its headers, a text or JSON body. Always with `content-security-policy: sandbox` and `x-content-type-options: nosniff`. */
             "4XX": {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6451,7 +6843,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The agent’s secret webhook token: the only credential, so the whole URL is secret. */
                 webhookToken: string;
             };
@@ -6488,6 +6880,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6498,6 +6893,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6508,6 +6906,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6518,6 +6919,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6542,6 +6946,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6552,6 +6959,9 @@ export interface operations {
             /** @description `run_failed`: the run failed or was cancelled (or a download answered JSON); the run is failed. */
             502: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6562,6 +6972,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6573,6 +6986,9 @@ export interface operations {
             /** @description `runtime_timeout`: the runtime did not answer within the wait window; the run is failed. */
             504: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6596,6 +7012,9 @@ export interface operations {
             /** @description The agent’s output as JSON, or as its `webhookResponse` shapes it: a status from 200 to 499, its headers, a text or JSON body. Always with `content-security-policy: sandbox` and `x-content-type-options: nosniff`. */
             "4XX": {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6610,7 +7029,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The agent’s secret webhook token: the only credential, so the whole URL is secret. */
                 webhookToken: string;
             };
@@ -6634,6 +7053,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6644,6 +7066,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6654,6 +7079,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6664,6 +7092,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6688,6 +7119,9 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6698,6 +7132,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6713,7 +7150,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The agent’s secret webhook token: the only credential, so the whole URL is secret. */
                 webhookToken: string;
             };
@@ -6737,6 +7174,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6747,6 +7187,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6757,6 +7200,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6767,6 +7213,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6791,6 +7240,9 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6801,6 +7253,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6816,7 +7271,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The agent’s secret webhook token: the only credential, so the whole URL is secret. */
                 webhookToken: string;
             };
@@ -6840,6 +7295,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6850,6 +7308,9 @@ export interface operations {
             /** @description `not_eligible`: the agent is not eligible (a toggle is off, or it is not of the right kind). */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6860,6 +7321,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6870,6 +7334,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6894,6 +7361,9 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6904,6 +7374,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7006,7 +7479,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -7051,6 +7524,9 @@ export interface operations {
             /** @description `invalid_url`: a malformed `url` in a waiting callback. `invalid_json`: the body is not valid JSON. `invalid_body`: the body, query or path fails validation; the message names the field. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7061,6 +7537,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7071,6 +7550,9 @@ export interface operations {
             /** @description `not_found`: no such resource, or not visible to this credential. */
             404: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7081,6 +7563,9 @@ export interface operations {
             /** @description `backward_transition`: the run is already past the requested status (spec part 3 rule 1). `waitpoint_unavailable`: the run is not waiting on a token, or its runtime has no waitpoints or refused the completion. */
             409: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7091,6 +7576,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7101,6 +7589,9 @@ export interface operations {
             /** @description `validation_failed`: the body fails validation; the message names the field. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7125,6 +7616,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7135,6 +7629,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7150,7 +7647,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runId: string;
+                runId: number;
             };
             cookie?: never;
         };
@@ -7183,6 +7680,9 @@ export interface operations {
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7193,6 +7693,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7203,6 +7706,9 @@ export interface operations {
             /** @description `waitpoint_unavailable`: the run is not waiting on a token, or its runtime has no waitpoints or refused the completion. */
             409: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7213,6 +7719,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7237,6 +7746,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7247,6 +7759,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7262,7 +7777,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                runtimeId: string;
+                runtimeId: number;
             };
             cookie?: never;
         };
@@ -7500,6 +8015,8 @@ export interface operations {
             /** @description Signed out (also when no session was open). */
             204: {
                 headers: {
+                    /** @description Clears the session cookie: an empty `ars_session` that expires at once. */
+                    "set-cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7563,7 +8080,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The integration id. */
                 key: string;
             };
@@ -7589,6 +8106,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7599,6 +8119,9 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7609,6 +8132,9 @@ export interface operations {
             /** @description `not_found`: no such resource, or not visible to this credential. */
             404: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7619,6 +8145,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7643,6 +8172,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7653,6 +8185,9 @@ export interface operations {
             /** @description `upstream_failed`: a third party (runtime, OAuth provider, zone app) refused or could not be reached. */
             502: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7663,6 +8198,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7681,7 +8219,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -7700,6 +8238,7 @@ export interface operations {
             /** @description The run was created and its runtime invoked; follow it by its runId. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -7713,6 +8252,10 @@ export interface operations {
             /** @description `invalid_header`: a request header fails validation (e.g. a malformed Idempotency-Key); the message names it. `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7723,6 +8266,10 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7733,6 +8280,10 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. */
             403: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7743,6 +8294,10 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7753,6 +8308,10 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. `idempotency_key_reused`: the Idempotency-Key was first used with another request; nothing was done. */
             422: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7763,6 +8322,7 @@ export interface operations {
             /** @description `rate_limited`: over the per-minute limit; retry after Retry-After seconds. */
             429: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -7777,6 +8337,10 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7787,6 +8351,10 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7805,7 +8373,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -7831,9 +8399,14 @@ export interface operations {
                     "content-disposition"?: string;
                     /** @description Passed through when the runtime sent one; absent on chunked transfer. */
                     "content-length"?: number;
+                    /** @description Always `sandbox`: served from the service’s origin, the file can run no script there. */
+                    "content-security-policy"?: string;
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
+                    /** @description Always `nosniff`: the file is never sniffed into another type. */
+                    "x-content-type-options"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The platform run id. */
                     "x-run-id"?: number;
@@ -7846,6 +8419,7 @@ export interface operations {
             /** @description The caller left before the answer; nothing reaches anyone. */
             204: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -7857,6 +8431,10 @@ export interface operations {
             /** @description `invalid_header`: a request header fails validation (e.g. a malformed Idempotency-Key); the message names it. `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7867,6 +8445,10 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7877,6 +8459,10 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. */
             403: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7887,6 +8473,10 @@ export interface operations {
             /** @description `download_not_replayable`: the Idempotency-Key belongs to a download that has begun or ended: a file is streamed once. */
             409: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7897,6 +8487,10 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7907,6 +8501,10 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. `idempotency_key_reused`: the Idempotency-Key was first used with another request; nothing was done. */
             422: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7917,6 +8515,7 @@ export interface operations {
             /** @description `rate_limited`: over the per-minute limit; retry after Retry-After seconds. */
             429: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -7931,6 +8530,10 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7941,6 +8544,10 @@ export interface operations {
             /** @description `run_failed`: the run failed or was cancelled (or a download answered JSON); the run is failed. */
             502: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7951,6 +8558,10 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7962,6 +8573,10 @@ export interface operations {
             /** @description `runtime_timeout`: the runtime did not answer within the wait window; the run is failed. */
             504: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7979,7 +8594,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                agentId: string;
+                agentId: number;
             };
             cookie?: never;
         };
@@ -7999,6 +8614,7 @@ export interface operations {
             /** @description The run reached a terminal state within the wait window (spec 4.2). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -8012,6 +8628,7 @@ export interface operations {
             /** @description The wait window ended first; the run goes on (spec 4.2, 8.3). Not an error. */
             202: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -8025,6 +8642,7 @@ export interface operations {
             /** @description The caller left before the answer; nothing reaches anyone. */
             204: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -8036,6 +8654,10 @@ export interface operations {
             /** @description `invalid_header`: a request header fails validation (e.g. a malformed Idempotency-Key); the message names it. `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8046,6 +8668,10 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8056,6 +8682,10 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. */
             403: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8066,6 +8696,10 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8076,6 +8710,10 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. `idempotency_key_reused`: the Idempotency-Key was first used with another request; nothing was done. */
             422: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8086,6 +8724,7 @@ export interface operations {
             /** @description `rate_limited`: over the per-minute limit; retry after Retry-After seconds. */
             429: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
                     "ratelimit-reset": components["headers"]["RateLimitReset"];
@@ -8100,6 +8739,10 @@ export interface operations {
             /** @description `runtime_failed`: the runtime could not be invoked; the run is failed. `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8110,6 +8753,10 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -8121,6 +8768,10 @@ export interface operations {
             /** @description `runtime_timeout`: the runtime did not answer within the wait window; the run is failed. */
             504: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8135,8 +8786,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
-                runId: string;
+                agentId: number;
+                runId: number;
             };
             cookie?: never;
         };
@@ -8220,8 +8871,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
-                runId: string;
+                agentId: number;
+                runId: number;
             };
             cookie?: never;
         };
@@ -8253,6 +8904,9 @@ export interface operations {
             /** @description `invalid_body`: the body, query or path fails validation; the message names the field. `invalid_json`: the body is not valid JSON. */
             400: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8263,6 +8917,9 @@ export interface operations {
             /** @description `unauthorized`: missing or invalid credential. */
             401: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8273,6 +8930,9 @@ export interface operations {
             /** @description `forbidden`: the credential is valid but may not do this. */
             403: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8283,6 +8943,9 @@ export interface operations {
             /** @description `not_found`: no such resource, or not visible to this credential. */
             404: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8293,6 +8956,9 @@ export interface operations {
             /** @description `waitpoint_unavailable`: the run is not waiting on a token, or its runtime has no waitpoints or refused the completion. */
             409: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8303,6 +8969,9 @@ export interface operations {
             /** @description `payload_too_large`: the body is over the size limit. */
             413: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8313,6 +8982,9 @@ export interface operations {
             /** @description `agent_unavailable`: the agent is not platform-managed, not active, has the wrong output kind or runtime. */
             422: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8337,6 +9009,9 @@ export interface operations {
             /** @description `internal`: an unexpected error; the body carries no detail. */
             500: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8347,6 +9022,9 @@ export interface operations {
             /** @description `service_unavailable`: the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
+                    "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "ratelimit-reset": components["headers"]["RateLimitReset"];
                     "retry-after": components["headers"]["RetryAfter"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -8518,9 +9196,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -8529,6 +9207,10 @@ export interface operations {
             /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
             303: {
                 headers: {
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description The framed address (`/zones/{agentId}/framed/{pass}/{path}`) to go on to. */
+                    location: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8634,9 +9316,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -8645,6 +9327,10 @@ export interface operations {
             /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
             303: {
                 headers: {
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description The framed address (`/zones/{agentId}/framed/{pass}/{path}`) to go on to. */
+                    location: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8750,9 +9436,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -8761,6 +9447,10 @@ export interface operations {
             /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
             303: {
                 headers: {
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description The framed address (`/zones/{agentId}/framed/{pass}/{path}`) to go on to. */
+                    location: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8866,9 +9556,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -8877,6 +9567,10 @@ export interface operations {
             /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
             303: {
                 headers: {
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description The framed address (`/zones/{agentId}/framed/{pass}/{path}`) to go on to. */
+                    location: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -8982,9 +9676,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -8993,6 +9687,10 @@ export interface operations {
             /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
             303: {
                 headers: {
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description The framed address (`/zones/{agentId}/framed/{pass}/{path}`) to go on to. */
+                    location: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -9098,9 +9796,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9109,6 +9807,10 @@ export interface operations {
             /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
             303: {
                 headers: {
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description The framed address (`/zones/{agentId}/framed/{pass}/{path}`) to go on to. */
+                    location: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -9214,9 +9916,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9225,6 +9927,10 @@ export interface operations {
             /** @description A page navigation signed in by the session cookie: go on to the framed address (Location). */
             303: {
                 headers: {
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description The framed address (`/zones/{agentId}/framed/{pass}/{path}`) to go on to. */
+                    location: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -9330,10 +10036,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9437,10 +10143,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9544,10 +10250,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9651,10 +10357,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9758,10 +10464,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9865,10 +10571,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -9972,10 +10678,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                agentId: string;
+                agentId: number;
                 pass: string;
                 /** @description The path under the zone app, forwarded as sent. */
-                "*": string;
+                path: string;
             };
             cookie?: never;
         };
@@ -10071,6 +10777,57 @@ export interface operations {
                 content: {
                     "*/*": unknown;
                 };
+            };
+        };
+    };
+    runStart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskPayload"];
+            };
+        };
+        responses: {
+            /** @description Started: n8n answers the run’s result or an acknowledgement; Trigger.dev its run id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookAction: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s id: the same on every retry of it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` signatures. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx). Anything else is retried for 24 hours. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

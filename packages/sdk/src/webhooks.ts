@@ -1,20 +1,32 @@
-// The receiving side of webhook actions (spec part 6): the service signs each delivery per Standard Webhooks
-// (standardwebhooks.com): HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}` under the base64 key
-// after `whsec_`, sent as space-separated `v1,<base64>` signatures.
+// `@agent-run-service/sdk/webhooks`, the receiving side of webhook actions (spec part 6): the service signs each
+// delivery per Standard Webhooks (standardwebhooks.com): HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw
+// body}` under the base64 key after `whsec_`, sent as space-separated `v1,<base64>` signatures. Its own entry point
+// because it needs node:crypto: the root entry stays free of Node built-ins for browser and edge bundles.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { AdminRun } from './api-types.ts';
+import type { EventRun, WebhookEvent } from './api-types.ts';
+
+export type { EventRun, WebhookEvent } from './api-types.ts';
 
 export interface WebhookAction {
   /** `webhook-id`: the same on every retry of one event, so it is the key to deduplicate on. */
   id: string;
-  run: AdminRun;
+  run: EventRun;
   output: unknown;
   /** The whole body: `waiting` events add `run_url` and `waiting`. */
-  body: Record<string, unknown>;
+  body: WebhookEvent;
 }
+
+/**
+ * Why a delivery was refused: `headers` missing, `timestamp` outside the window, no matching `signature` (answer
+ * 401: not from the service, or replayed), or a genuine `body` that is not an event (answer 400).
+ */
+export type VerificationFailure = 'headers' | 'timestamp' | 'signature' | 'body';
 
 export class WebhookVerificationError extends Error {
   override readonly name = 'WebhookVerificationError';
+  constructor(message: string, readonly reason: VerificationFailure) {
+    super(message);
+  }
 }
 
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
@@ -34,10 +46,10 @@ export function verifyWebhookAction(secret: string, headers: HeaderSource, rawBo
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature');
+  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature', 'headers');
   const now = Math.floor((opts.now ?? new Date()).getTime() / 1000);
   if (!/^\d{1,15}$/.test(timestamp) || Math.abs(now - Number(timestamp)) > (opts.toleranceSeconds ?? 300)) {
-    throw new WebhookVerificationError('webhook-timestamp outside the tolerance window');
+    throw new WebhookVerificationError('webhook-timestamp outside the tolerance window', 'timestamp');
   }
   const expected = createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`).digest();
   let matched = false;
@@ -48,11 +60,22 @@ export function verifyWebhookAction(secret: string, headers: HeaderSource, rawBo
     // Every candidate is compared, in constant time, so timing says nothing about which one nearly matched.
     if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) matched = true;
   }
-  if (!matched) throw new WebhookVerificationError('no matching signature');
-  const parsed: unknown = JSON.parse(body);
-  if (parsed === null || typeof parsed !== 'object' || !('run' in parsed)) throw new WebhookVerificationError('signed body is not {run, output}');
-  const event = parsed as { run: AdminRun; output?: unknown };
-  return { id, run: event.run, output: event.output ?? null, body: parsed as Record<string, unknown> };
+  if (!matched) throw new WebhookVerificationError('no matching signature', 'signature');
+  const event = parseEvent(body);
+  if (!event) throw new WebhookVerificationError('signed body is not {run, output}', 'body');
+  return { id, run: event.run, output: event.output ?? null, body: event };
+}
+
+function parseEvent(body: string): WebhookEvent | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (parsed === null || typeof parsed !== 'object' || !('run' in parsed)) return null;
+  const run = (parsed as { run: unknown }).run;
+  return run !== null && typeof run === 'object' && Number.isSafeInteger((run as { runId?: unknown }).runId) ? (parsed as WebhookEvent) : null;
 }
 
 function signingKey(secret: string): Buffer {
