@@ -10,7 +10,7 @@ const SRC = path.resolve(import.meta.dirname, '../src');
 
 /** Lowest first. Each entry is a top-level folder or file of src/. */
 const RANKS: string[][] = [
-  ['config.ts', 'errors.ts', 'lib', 'metrics'],
+  ['config.ts', 'errors.ts', 'lib', 'metrics', 'schemas'],
   ['storage'],
   ['rate-limits', 'runtimes', 'orgs'],
   ['agents'],

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
-import { RUN_COMPONENTS } from './openapi-components.ts';
+import { RUN_COMPONENTS } from '../schemas/responses.ts';
 import { finishDocument } from './openapi-finish.ts';
 import { webhooks } from './openapi-webhooks.ts';
 

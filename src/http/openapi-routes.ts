@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
 import { statusOf, type ErrorCode } from '../errors.ts';
-import { answer, ErrorBody } from './openapi-components.ts';
+import { answer, ErrorBody } from '../schemas/responses.ts';
 
 declare module 'fastify' {
   interface FastifySchema {

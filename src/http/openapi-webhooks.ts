@@ -1,6 +1,6 @@
 // The requests the service itself makes (OpenAPI 3.1 `webhooks`), so a runtime's task and a webhook receiver have
 // their contract in the same document as the API (issue 38 items 5 and 6): the task payload that starts a run and
-// a webhook action's signed delivery. Their bodies are components (openapi-components.ts).
+// a webhook action's signed delivery. Their bodies are components (schemas/responses.ts).
 // openapi-types is what @fastify/swagger's own declarations are written in: present wherever they are.
 import type { OpenAPIV3_1 } from 'openapi-types';
 

@@ -7,7 +7,7 @@ import { ApiError, errors } from '../errors.ts';
 import { receiveRuntimeAlert } from '../runs/alerts.ts';
 import { documentRoutes } from '../http/openapi-routes.ts';
 import { requires } from '../http/openapi-document.ts';
-import { AlertReceipt, ref } from '../http/openapi-components.ts';
+import { AlertReceipt, ref } from '../schemas/responses.ts';
 
 /** Alerts are small; this is far above any real one and far below the JSON ceiling of the other endpoints. */
 const ALERT_BODY_LIMIT = 1024 * 1024;

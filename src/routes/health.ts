@@ -6,7 +6,7 @@ import { errors, type ApiError } from '../errors.ts';
 import { migrationFiles, pendingMigrations } from '../storage/migrate.ts';
 import { within } from '../lib/within.ts';
 import { documentRoutes } from '../http/openapi-routes.ts';
-import { Health, ref } from '../http/openapi-components.ts';
+import { Health, ref } from '../schemas/responses.ts';
 
 const READY_CHECK_MS = 2_000;
 

@@ -7,7 +7,7 @@ import { bearerToken } from '../http/bearer.ts';
 import { constantTimeEqual } from '../lib/secrets.ts';
 import { documentRoutes } from '../http/openapi-routes.ts';
 import { requires } from '../http/openapi-document.ts';
-import { rawAnswer } from '../http/openapi-components.ts';
+import { rawAnswer } from '../schemas/responses.ts';
 
 export default async function metricsRoutes(app: FastifyInstance): Promise<void> {
   // `{}`: no credential at all while ARS_METRICS_TOKEN is unset. The scrape never fails for the database.

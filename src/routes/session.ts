@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import { ApiError, errors } from '../errors.ts';
 import { documentRoutes } from '../http/openapi-routes.ts';
 import { requires } from '../http/openapi-document.ts';
-import { answer, noBody, NO_STORE } from '../http/openapi-components.ts';
+import { answer, noBody, NO_STORE } from '../schemas/responses.ts';
 import { crossOriginRefusal, originOf } from '../http/same-origin.ts';
 import { SESSION_COOKIE, sessionCookie, signedInToAdmin, signsInByCookie } from '../orgs/user-auth.ts';
 import { sessionView, signIn, signOut } from '../orgs/sessions.ts';

@@ -1,12 +1,10 @@
 // The run state machine (spec part 3). Every status write in the service asks this module which statuses it may
 // move from, and run-transitions.ts turns that into one guarded UPDATE. Nothing else decides transitions.
 
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
-export type ActiveStatus = 'queued' | 'running' | 'waiting';
+import { ACTIVE_STATUSES, RUN_STATUSES, type RunStatus, type TerminalStatus } from '../schemas/run-status.ts';
 
-export const ACTIVE_STATUSES: readonly ActiveStatus[] = ['queued', 'running', 'waiting'];
+// The vocabulary lives below every layer (schemas/); the runs code takes it from its state machine.
+export { ACTIVE_STATUSES, RUN_STATUSES, type ActiveStatus, type RunStatus, type TerminalStatus } from '../schemas/run-status.ts';
 
 export function isTerminal(status: RunStatus): status is TerminalStatus {
   switch (status) {

@@ -1,42 +1,20 @@
 // How a run row is shown. One presenter per audience, so every endpoint that shows a run shows the same fields:
 // the admin API (admin-api.md "Runs and audit") and the synchronous 200 body (spec 4.2, reused by zones.md).
+// Their types are the answer schemas' (schemas/responses.ts), so a presenter cannot drift from the document.
+import type { Static } from 'typebox';
 import type { RunRow } from './runs-repo.ts';
 import type { TimelineEntry } from './run-timeline.ts';
-import type { RunStatus } from './run-states.ts';
+import type { AdminRun, AdminRunDetail as AdminRunDetailSchema, ZoneRun } from '../schemas/responses.ts';
 
-/** admin-api.md `GET /runs/{runId}`: exactly these fields. */
-export interface AdminRunView {
-  runId: number;
-  agentId: number;
-  status: RunStatus;
-  output_data: unknown;
-  outputs: number;
-  error: unknown; // spec 2.2: string, object or null, as stored
-  duration_ms: number | null;
-  started_at: string | null;
-  completed_at: string | null;
-  created_at: string;
-  created_by: string | null;
-  /** How the run started (runs.source). */
-  source: string;
-  external_run_id: string | null;
-  metadata: Record<string, unknown>;
-  input: Record<string, unknown>; // as stored: header values already masked (spec 4.6)
-  /** What the service could not do at the runtime (a run finished from the runtime's records, a cancel it could not carry out). */
-  runtime_note: string | null;
-}
+/** admin-api.md `GET /runs/{runId}`: exactly the fields of the `AdminRun` component. */
+export type AdminRunView = Static<typeof AdminRun>;
 
 /**
  * admin-api.md `GET /runs/{runId}`, the run detail (issue 14): the admin view, what a waiting run waits for (never
- * its token: for n8n it is a resume capability), and every status it entered with the path that wrote it.
+ * its token: for n8n it is a resume capability), every status it entered with the path that wrote it, and its
+ * replay links.
  */
-export interface AdminRunDetail extends AdminRunView {
-  wait: { description: string; url: string | null; output: unknown } | null;
-  timeline: Array<{ status: RunStatus; via: string; at: string }>;
-  /** Issue 14 (admin replay): the run this one starts again, and the runs that started this one again. */
-  replay_of: number | null;
-  replays: number[];
-}
+export type AdminRunDetail = Static<typeof AdminRunDetailSchema>;
 
 export function toAdminRunDetail(run: RunRow, timeline: TimelineEntry[], replays: number[]): AdminRunDetail {
   const w = run.wait_state;
@@ -49,19 +27,8 @@ export function toAdminRunDetail(run: RunRow, timeline: TimelineEntry[], replays
   };
 }
 
-/** Spec 4.2's 200 body. */
-export interface SyncRunView {
-  runId: number;
-  agentId: number;
-  status: RunStatus;
-  output_data: unknown;
-  outputs: number;
-  error: string | null;
-  duration_ms: number | null;
-  started_at: string | null;
-  completed_at: string | null;
-  created_at: string;
-}
+/** Spec 4.2's 200 body, whatever the run's status (zones.md shows it for runs in flight too). */
+export type SyncRunView = Omit<Static<typeof ZoneRun>, 'waiting'>;
 
 /** The admin view is the sync view (spec 4.2) plus attribution and snapshots, with `error` as stored. */
 export function toAdminRunView(run: RunRow): AdminRunView {

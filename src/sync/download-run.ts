@@ -19,7 +19,8 @@ import { transition, type RunPatch } from '../runs/run-transitions.ts';
 import type { RunStatus } from '../runs/run-states.ts';
 import { isOverLimit, type OverLimit } from '../rate-limits/rate-guard.ts';
 import { errors } from '../errors.ts';
-import { beginRun, type StartRequest } from '../runs/begin-run.ts';
+import { beginRun } from '../runs/begin-run.ts';
+import type { WaitRequest } from './trigger-and-wait.ts';
 import { invokeFailureReason, noteUnrecordedExternalId, prepareRun, type StartRunArgs } from '../runs/start-run.ts';
 import { waitWindowMs } from './wait-window.ts';
 import { downloadHeaders, outputsHeader } from './download-headers.ts';
@@ -44,15 +45,11 @@ export type DownloadOutcome =
   /** The request is over its rate limit: no run was created. */
   | OverLimit;
 
-export interface DownloadRequest extends StartRequest {
-  /** Bounds the wait for the first byte (spec 4.3, 8.3). */
-  timeoutMs?: number;
-  /** Fires when the caller disconnects: the run is failed and the runtime call aborted. */
-  callerGone?: AbortSignal;
-}
-
-/** Spec 4.3 and zones.md `runs/download`, through the one start pipeline. */
-export function triggerAndDownload(ctx: AppContext, front: 'download' | 'zone_download', req: DownloadRequest): Promise<DownloadOutcome | KeyTaken> {
+/**
+ * Spec 4.3 and zones.md `runs/download`, through the one start pipeline. As a wait's request, except that the
+ * window bounds the wait for the first byte, and a caller who leaves fails the run and aborts the runtime call.
+ */
+export function triggerAndDownload(ctx: AppContext, front: 'download' | 'zone_download', req: WaitRequest): Promise<DownloadOutcome | KeyTaken> {
   const windowMs = waitWindowMs({ timeoutMs: req.timeoutMs, runningTimeoutMs: req.agent.running_timeout_ms });
   return beginRun(ctx, front, req, (args) => startDownload(ctx, args, { windowMs, callerGone: req.callerGone }));
 }

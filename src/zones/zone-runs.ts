@@ -4,12 +4,12 @@ import type { AppContext } from '../context.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { findRun } from '../runs/runs-repo.ts';
 import { errors } from '../errors.ts';
-import { toSyncRunView, type SyncRunView } from '../runs/run-view.ts';
+import type { Static } from 'typebox';
+import { toSyncRunView } from '../runs/run-view.ts';
+import type { ZoneRun } from '../schemas/responses.ts';
 
-export interface ZoneRunView extends SyncRunView {
-  /** Only while the run is `waiting`: what the reviewer is shown (spec 4.8 `waiting`). */
-  waiting?: { description: string; url: string | null; output: unknown };
-}
+/** The `ZoneRun` component: spec 4.2's body, plus `waiting` while the run waits (what the reviewer is shown). */
+export type ZoneRunView = Static<typeof ZoneRun>;
 
 /** zones.md `GET …/runs/{runId}`: 404 for an unknown run or one of another agent. */
 export async function zoneRunView(ctx: AppContext, agent: AgentRow, runId: number | null): Promise<ZoneRunView> {

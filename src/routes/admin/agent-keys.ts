@@ -7,7 +7,7 @@ import { numericId } from './params.ts';
 import { IdParams } from './schemas.ts';
 import { errors } from '../../errors.ts';
 import { RotatedKey, WebhookTokenReveal } from './views.ts';
-import { NO_STORE, answer, ref } from '../../http/openapi-components.ts';
+import { NO_STORE, answer, ref } from '../../schemas/responses.ts';
 
 const RotateParams = Type.Object({ id: Type.String(), kind: Type.Enum(KEY_KINDS as ['ingest', 'agent', 'webhook', 'zone']) });
 

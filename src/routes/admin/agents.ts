@@ -6,7 +6,7 @@ import { createAgent, getAgent, updateAgent } from '../../admin/agents.ts';
 import { numericId } from './params.ts';
 import { IdParams, JsonObject, NAME_MAX, nullable, PositiveInt, TEXT_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
 import { Agent, CreatedAgent } from './views.ts';
-import { ref } from '../../http/openapi-components.ts';
+import { ref } from '../../schemas/responses.ts';
 
 // Spec 8.2 and admin-api.md: Max run duration at most 24 h; poll interval 10 to 3600 s.
 const settable = {

@@ -6,7 +6,7 @@ import { AUDIT_PAGE_MAX, listAuditEntries } from '../../admin/audit.ts';
 import { queryInt } from './params.ts';
 import { DigitsParam } from './schemas.ts';
 import { AuditPage } from './views.ts';
-import { ref } from '../../http/openapi-components.ts';
+import { ref } from '../../schemas/responses.ts';
 import { orgScope } from '../../orgs/principal.ts';
 
 const AuditQuery = Type.Object({

@@ -9,7 +9,7 @@ import { numericId } from './params.ts';
 import { IdParams, JsonObject, nullable, SECRET_MAX, TEXT_MAX, Text, URL_MAX, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
 import { Connection, ConnectionCreated, ConnectionList, NO_BODY } from './views.ts';
-import { ref } from '../../http/openapi-components.ts';
+import { ref } from '../../schemas/responses.ts';
 
 const typeFields = {
   value: Type.Optional(Text(SECRET_MAX)),

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { listDeliveries, redeliver } from '../../admin/deliveries.ts';
 import { numericId } from './params.ts';
-import { nullable as Nullable } from '../../http/openapi-components.ts';
+import { nullable as Nullable } from '../../schemas/responses.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
 const Delivery = Type.Object({

@@ -9,7 +9,7 @@ import { PAGE_MAX } from '../../admin/page-cursor.ts';
 import { queryInt } from './params.ts';
 import { DigitsParam, Uuid } from './schemas.ts';
 import { Agent, Org, Runtime, User } from './views.ts';
-import { nullable, ref } from '../../http/openapi-components.ts';
+import { nullable, ref } from '../../schemas/responses.ts';
 
 const paging = {
   limit: Type.Optional(Type.String({ maxLength: 16 })),

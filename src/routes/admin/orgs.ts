@@ -6,7 +6,7 @@ import { addMember, createOrg, getOrg, removeMember } from '../../admin/orgs.ts'
 import { IdParams, NAME_MAX, Text, Uuid, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
 import { Membership, Org, NO_BODY } from './views.ts';
-import { ref } from '../../http/openapi-components.ts';
+import { ref } from '../../schemas/responses.ts';
 
 const CreateOrgBody = Type.Object({ name: Text(NAME_MAX) }, strict);
 const AddMemberBody = Type.Object({ user_id: Uuid, role: Type.Optional(Type.Enum(['admin', 'member'])) }, strict);

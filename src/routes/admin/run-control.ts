@@ -7,7 +7,7 @@ import { cancelRun, fetchRunLogs } from '../../runs/run-control.ts';
 import { toAdminRunView } from '../../runs/run-view.ts';
 import { numericId } from './params.ts';
 import { RunLogs } from './views.ts';
-import { AdminRun, ref } from '../../http/openapi-components.ts';
+import { AdminRun, ref } from '../../schemas/responses.ts';
 
 const RunParams = Type.Object({ runId: Type.String() });
 

@@ -15,7 +15,7 @@ import { ApiError, errors } from '../../errors.ts';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/timestamps.ts';
 import { OVERLAP_MS } from '../../admin/run-feed.ts';
 import { runsChangedSince, type RunChange } from '../../runs/run-changes.ts';
-import { rawAnswer } from '../../http/openapi-components.ts';
+import { rawAnswer } from '../../schemas/responses.ts';
 import { visibleOrgIds, type Principal } from '../../orgs/principal.ts';
 import { principalOf, signedInToAdmin } from '../../orgs/user-auth.ts';
 import type { AppContext } from '../../context.ts';

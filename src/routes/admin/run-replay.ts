@@ -9,7 +9,7 @@ import { limitRequest, overLimit, TRIGGER_RATE_LIMIT } from '../../http/rate-lim
 import { isOverLimit } from '../../rate-limits/rate-guard.ts';
 import { findReplaySource, replayRun } from '../../admin/run-replay.ts';
 import { numericId } from './params.ts';
-import { AdminRun } from '../../http/openapi-components.ts';
+import { AdminRun } from '../../schemas/responses.ts';
 
 const RunParams = Type.Object({ runId: Type.String() });
 const Replay = Type.Object({ ...AdminRun.properties, replay_of: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });

@@ -14,7 +14,7 @@ import { sendStarted } from '../../http/start-answers.ts';
 import { assertEligible, triggerRun } from '../../runs/begin-run.ts';
 import { completeWaitpoint } from '../../runs/waitpoint.ts';
 import { findRun } from '../../runs/runs-repo.ts';
-import { JsonObject, ref, TriggerAccepted, WaitpointCompleted } from '../../http/openapi-components.ts';
+import { JsonObject, ref, TriggerAccepted, WaitpointCompleted } from '../../schemas/responses.ts';
 import { numericId } from './params.ts';
 
 const AgentParams = Type.Object({ id: Type.String() });

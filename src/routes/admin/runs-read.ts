@@ -8,7 +8,7 @@ import { PAGE_MAX } from '../../admin/page-cursor.ts';
 import { numericId, queryInt } from './params.ts';
 import { DigitsParam, Uuid } from './schemas.ts';
 import { RunPage } from './views.ts';
-import { AdminRunDetail, ref } from '../../http/openapi-components.ts';
+import { AdminRunDetail, ref } from '../../schemas/responses.ts';
 import { orgScope } from '../../orgs/principal.ts';
 
 const RunListQuery = Type.Object({

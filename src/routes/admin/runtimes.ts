@@ -7,7 +7,7 @@ import { numericId } from './params.ts';
 import { IdParams, NAME_MAX, nullable, SECRET_MAX, Text, URL_MAX, Uuid, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
 import { Runtime } from './views.ts';
-import { ref } from '../../http/openapi-components.ts';
+import { ref } from '../../schemas/responses.ts';
 
 const Kind = Type.Enum(['workflow', 'task']);
 

@@ -1,7 +1,7 @@
 // Schema pieces shared by the admin routes (admin-api.md). Bodies reject unknown top-level fields (the body guard
 // names them); the free-form objects (default_input, extras) pass through untouched (house style 4).
 import { Type } from 'typebox';
-export { JsonObject, nullable } from '../../http/openapi-components.ts';
+export { JsonObject, nullable } from '../../schemas/responses.ts';
 
 export const NAME_MAX = 200;
 export const URL_MAX = 2048;

@@ -6,7 +6,7 @@ import { createUser, createUserToken, getUser, revokeUserToken } from '../../adm
 import { IdParams, NAME_MAX, nullable, Text, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
 import { User, UserToken, NO_BODY } from './views.ts';
-import { ref } from '../../http/openapi-components.ts';
+import { ref } from '../../schemas/responses.ts';
 
 const CreateUserBody = Type.Object(
   {

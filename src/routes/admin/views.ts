@@ -1,7 +1,7 @@
 // What the admin API answers (admin-api.md), as named components of the OpenAPI document. Secrets appear only in
 // the answers that create, rotate or reveal them; every other answer shows `<name>_set` flags instead.
 import { Type, type TSchema } from 'typebox';
-import { AdminRun, JsonObject, noBody, nullable, ref } from '../../http/openapi-components.ts';
+import { AdminRun, JsonObject, noBody, nullable, ref } from '../../schemas/responses.ts';
 
 const Id = Type.Integer({ minimum: 1 });
 const Uuid = Type.String({ format: 'uuid' });

@@ -7,7 +7,7 @@ import { numericId } from './params.ts';
 import { IdParams, Text, URL_MAX, strict } from './schemas.ts';
 import { errors } from '../../errors.ts';
 import { WebhookActionCreated, WebhookActionList, NO_BODY } from './views.ts';
-import { ref } from '../../http/openapi-components.ts';
+import { ref } from '../../schemas/responses.ts';
 
 const CreateWebhookActionBody = Type.Object(
   { on_state: Type.Enum(['completed', 'failed', 'cancelled', 'waiting']), url: Text(URL_MAX) },

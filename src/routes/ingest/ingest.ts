@@ -9,7 +9,7 @@ import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
 import { parseEventTimestamp } from '../../lib/timestamps.ts';
 import { ingestRun } from '../../runs/ingest-run.ts';
-import { IngestResult, ref } from '../../http/openapi-components.ts';
+import { IngestResult, ref } from '../../schemas/responses.ts';
 
 // RFC 3339, the ISO 8601 profile with a mandatory offset: a time without one would be read in the server's zone.
 const Timestamp = Type.String({ format: 'date-time' });

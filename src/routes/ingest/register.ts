@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { registerRun } from '../../runs/register-run.ts';
 import { assertPathSafeExternalRunId } from '../../http/external-run-id.ts';
-import { ref, RegisterAccepted } from '../../http/openapi-components.ts';
+import { ref, RegisterAccepted } from '../../schemas/responses.ts';
 
 const Body = Type.Object(
   {

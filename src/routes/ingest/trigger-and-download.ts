@@ -10,7 +10,7 @@ import { triggerAndDownload } from '../../sync/download-run.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 import { IdempotencyKeyHeaders, idempotencyOf } from '../../http/idempotency-key.ts';
 import { sendDownload } from '../../http/start-answers.ts';
-import { CALLER_GONE, DOWNLOAD } from '../../http/openapi-components.ts';
+import { CALLER_GONE, DOWNLOAD } from '../../schemas/responses.ts';
 
 const Body = Type.Object(
   {

@@ -10,7 +10,7 @@ import { callerGoneSignal } from '../../http/caller-gone.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 import { IdempotencyKeyHeaders, idempotencyOf } from '../../http/idempotency-key.ts';
 import { sendSyncOutcome } from '../../http/start-answers.ts';
-import { CALLER_GONE, ref, SyncCompleted, SyncTimedOut } from '../../http/openapi-components.ts';
+import { CALLER_GONE, ref, SyncCompleted, SyncTimedOut } from '../../schemas/responses.ts';
 
 const Body = Type.Object(
   {

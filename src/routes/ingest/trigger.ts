@@ -8,7 +8,7 @@ import { triggerRun } from '../../runs/begin-run.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 import { IdempotencyKeyHeaders, idempotencyOf } from '../../http/idempotency-key.ts';
 import { sendStarted } from '../../http/start-answers.ts';
-import { ref, TriggerAccepted } from '../../http/openapi-components.ts';
+import { ref, TriggerAccepted } from '../../schemas/responses.ts';
 
 const Body = Type.Object(
   {

@@ -10,7 +10,7 @@ import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { applyCallback, type CallbackError, type CallbackRequest } from '../../runs/callback.ts';
 import { outputsCount } from '../../runs/run-output.ts';
 import { overLimit } from '../../http/rate-limit.ts';
-import { noBody } from '../../http/openapi-components.ts';
+import { noBody } from '../../schemas/responses.ts';
 
 // One flat object rather than a oneOf: ajv then names the offending field instead of "must match one schema".
 // The per-type rules (required fields, complete vs failed) are checked in toCallback.

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { resolveForRun } from '../../credentials/resolve-credentials.ts';
-import { answer, NO_STORE, ResolvedCredential } from '../../http/openapi-components.ts';
+import { answer, NO_STORE, ResolvedCredential } from '../../schemas/responses.ts';
 import { requires } from '../../http/openapi-document.ts';
 
 export default async function credentialsResolveRoute(app: FastifyInstance): Promise<void> {

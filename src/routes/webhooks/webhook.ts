@@ -15,7 +15,7 @@ import { shapeWebhookResponse } from '../../webhooks/webhook-response.ts';
 import type { SyncOutcome } from '../../sync/sync-wait.ts';
 import { sendStarted } from '../../http/start-answers.ts';
 import { overLimit } from '../../http/rate-limit.ts';
-import { rawAnswer, ref, TriggerAccepted, WebhookTimedOut } from '../../http/openapi-components.ts';
+import { rawAnswer, ref, TriggerAccepted, WebhookTimedOut } from '../../schemas/responses.ts';
 
 /** spec 4.6 / 8.4: 1 MiB accepted, one byte more is 413. */
 export const WEBHOOK_BODY_LIMIT = 1_048_576;

@@ -17,7 +17,7 @@ import { createZoneProxyClient, upstreamUrl } from '../../zones/zone-proxy-clien
 import { forward, forwardedRequestHeaders } from './forward.ts';
 import { documentRoutes } from '../../http/openapi-routes.ts';
 import { requires } from '../../http/openapi-document.ts';
-import { rawAnswer } from '../../http/openapi-components.ts';
+import { rawAnswer } from '../../schemas/responses.ts';
 import { Type } from 'typebox';
 
 const ZONE_ANSWER = rawAnswer('The zone app’s own answer, streamed; its cookies and origin-wide headers are dropped and a sandbox Content-Security-Policy added.', '*/*', {});

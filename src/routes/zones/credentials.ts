@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { resolveForZone } from '../../credentials/resolve-credentials.ts';
-import { answer, NO_STORE, ResolvedCredential } from '../../http/openapi-components.ts';
+import { answer, NO_STORE, ResolvedCredential } from '../../schemas/responses.ts';
 
 export default async function zoneCredentialsRoute(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get(

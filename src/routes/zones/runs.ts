@@ -14,7 +14,7 @@ import { triggerAndDownload } from '../../sync/download-run.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
 import { IdempotencyKeyHeaders, idempotencyOf } from '../../http/idempotency-key.ts';
 import { sendDownload, sendStarted, sendSyncOutcome } from '../../http/start-answers.ts';
-import { CALLER_GONE, DOWNLOAD, ref, SyncCompleted, SyncTimedOut, TriggerAccepted, ZoneRun } from '../../http/openapi-components.ts';
+import { CALLER_GONE, DOWNLOAD, ref, SyncCompleted, SyncTimedOut, TriggerAccepted, ZoneRun } from '../../schemas/responses.ts';
 
 const Input = Type.Optional(Type.Object({}, { additionalProperties: true }));
 const StartBody = Type.Object({ input: Input }, { additionalProperties: true });

@@ -8,7 +8,7 @@ import { parseId } from '../../http/bearer.ts';
 import { LIMITS } from '../../rate-limits/rate-limiter.ts';
 import { completeWaitpoint } from '../../runs/waitpoint.ts';
 import { emptyBodyAsObject } from '../../http/empty-json-body.ts';
-import { ref, WaitpointCompleted } from '../../http/openapi-components.ts';
+import { ref, WaitpointCompleted } from '../../schemas/responses.ts';
 
 const Body = Type.Object(
   { payload: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])) },

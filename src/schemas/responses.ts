@@ -7,7 +7,7 @@
 // null is declared nullable the OpenAPI 3.1 way (`type: [X, 'null']`), never coerced to "" or 0.
 import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CODES } from '../errors.ts';
-import { ACTIVE_STATUSES, RUN_STATUSES } from '../runs/run-states.ts';
+import { ACTIVE_STATUSES, RUN_STATUSES } from './run-status.ts';
 
 /** A schema that may also be null, as OpenAPI 3.1 (JSON Schema 2020-12) says it: `type: [X, 'null']`. */
 export function nullable<T extends TSchema & { type: string }>(schema: T) {
