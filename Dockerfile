@@ -8,6 +8,7 @@
 # drain short with SIGKILL.
 #
 # NODE_IMAGE: the public node:24-bookworm-slim by default; a machine without a registry passes its own (.ci/image.sh).
+# The service supports Node 22 (from 22.19) and 24 (`engines`); CI builds the image on 24 only.
 # No `# syntax=` line on purpose: BuildKit would have to pull that frontend image.
 ARG NODE_IMAGE=node:24-bookworm-slim
 

@@ -1,10 +1,12 @@
 import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
+// ESLint's own defineConfig: typescript-eslint deprecated its tseslint.config helper in its favour.
+export default defineConfig(
   { ignores: ['**/node_modules', 'dist', '.ars-data', '.ars-demo', 'coverage', 'scratch', 'packages/*/dist', 'packages/*/src/generated', 'console/dist', 'console/src/api/schema.ts'] },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  tseslint.configs.recommended,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

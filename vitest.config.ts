@@ -19,6 +19,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Two cores: more workers only add PGlite start-up contention.
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    maxWorkers: 2,
   },
 });

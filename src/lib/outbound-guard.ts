@@ -35,7 +35,8 @@ export function guardedConnector(allow: AllowList, resolve: Resolver, timeoutMs:
       (err: NodeJS.ErrnoException) => callback(err, '', 0),
     );
   };
-  const connect = buildConnector({ lookup, timeout: timeoutMs });
+  // HTTP/1.1 only, as before undici 8 (which offers h2 over TLS by default): see docs/decisions.md, issue 38.
+  const connect = buildConnector({ lookup, timeout: timeoutMs, allowH2: false });
 
   return (connectOptions, callback) => {
     // net.connect skips `lookup` for IP literals, so literals are checked here, before any socket exists.

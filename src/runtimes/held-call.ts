@@ -1,8 +1,8 @@
 // A POST whose answer may take minutes (n8n holds the webhook request until its Respond node runs). The caller
 // needs two moments: when the runtime has the whole request (the run has started, so a later failure is the
 // run's failure, not a failed trigger), and when the answer is complete. undici's request() only exposes the
-// second, so this drives the dispatcher with a handler of its own; undici 7 reports `onRequestSent` to handlers
-// written in the (deprecated but supported) callback style, not to the newer controller style.
+// second, so this drives the dispatcher with a handler of its own, in undici 8's controller style (the only one it
+// takes), which is told `onRequestSent`.
 import type { Dispatcher } from 'undici';
 import type { Outcome, RuntimeFailure } from './runtime-adapter.ts';
 import { fail, transportFailure, type RuntimeHttp } from './http.ts';
@@ -61,14 +61,14 @@ export function startHeldCall(http: RuntimeHttp, req: HeldCallRequest): HeldCall
       headersTimeout: heldCallMaxMs,
       bodyTimeout: heldCallMaxMs,
     },
-    handler as unknown as Dispatcher.DispatchHandler,
+    handler,
   );
   return call;
 }
 
 // Kept deliberately small: thousands of these may be open at once, each holding only its answer chunks.
-class HeldHandler {
-  #abort: ((err?: Error) => void) | null = null;
+class HeldHandler implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | null = null;
   #isAccepted = false;
   #done = false;
   byCaller = false;
@@ -90,51 +90,53 @@ class HeldHandler {
     if (this.#done) return;
     this.byCaller = true;
     // Not yet connected: settle now rather than after a connect that may take the whole connect timeout.
-    if (this.#abort) this.#abort(new Error('aborted'));
+    if (this.#controller) this.#controller.abort(new Error('aborted'));
     else this.#finish(fail('timeout', `${this.req.what}: ${ABORTED_MESSAGE}`));
   }
 
-  onConnect(abort: (err?: Error) => void): void {
-    this.#abort = abort;
-    if (this.#done) abort(new Error('aborted'));
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#done) controller.abort(new Error('aborted'));
   }
 
   onRequestSent(): void {
     this.#accept();
   }
 
-  onBodySent(): void {}
-
-  onHeaders(status: number, raw: Buffer[] | null): boolean {
-    if (status < 200) return true; // 1xx informational; the real answer follows
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, parsed: Record<string, string | string[] | undefined>): void {
+    if (status < 200) return; // 1xx informational; the real answer follows
     this.#status = status;
-    for (let i = 0; raw && i + 1 < raw.length; i += 2) {
-      const name = raw[i]!.toString('latin1').toLowerCase();
-      const value = raw[i + 1]!.toString('utf8');
-      this.#headers[name] = this.#headers[name] === undefined ? value : `${this.#headers[name]}, ${value}`;
+    // The raw pairs when undici has them: values read as UTF-8 (its parsed object reads them as latin1).
+    const raw = controller.rawHeaders;
+    if (Array.isArray(raw)) {
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        this.#addHeader(raw[i]!.toString('latin1').toLowerCase(), Buffer.isBuffer(raw[i + 1]) ? raw[i + 1]!.toString('utf8') : String(raw[i + 1]));
+      }
+    } else {
+      for (const [name, value] of Object.entries(parsed)) {
+        for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) this.#addHeader(name, v);
+      }
     }
     this.#accept(); // an early answer (a 404 before the body went out) also means the runtime saw the call
-    return true;
   }
 
-  onData(chunk: Buffer): boolean {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#size += chunk.length;
     if (this.#size > this.req.maxBytes) {
       this.#tooLarge = true;
-      this.#abort?.(new Error('answer too large'));
-      return false;
+      controller.abort(new Error('answer too large'));
+      return;
     }
     this.#chunks.push(chunk);
-    return true;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     const body = Buffer.concat(this.#chunks, this.#size);
     this.#chunks = [];
     this.#finish({ ok: true, value: { status: this.#status, headers: this.#headers, body } });
   }
 
-  onError(err: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (this.#done) return;
     this.#chunks = [];
     let failure: RuntimeFailure;
@@ -142,6 +144,10 @@ class HeldHandler {
     else if (this.byCaller) failure = { kind: 'timeout', message: `${this.req.what}: ${ABORTED_MESSAGE}` };
     else failure = transportFailure(err, this.req.what);
     this.#finish({ ok: false, failure });
+  }
+
+  #addHeader(name: string, value: string): void {
+    this.#headers[name] = this.#headers[name] === undefined ? value : `${this.#headers[name]}, ${value}`;
   }
 
   #accept(): void {

@@ -83,6 +83,8 @@ export class RuntimeHttp {
       opts.dispatcher ??
       new Agent({
         connect: { timeout: this.timeouts.connectMs },
+        // HTTP/1.1 only, as before undici 8 (which offers h2 over TLS by default): see docs/decisions.md, issue 38.
+        allowH2: false,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyMs,
         // Kept so close() can cut held calls: Agent.close() forgets its pools before they have drained.

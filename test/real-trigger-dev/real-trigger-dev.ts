@@ -30,7 +30,7 @@ export async function tdApi<T = any>(method: string, apiPath: string, body?: unk
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: unknown = null;
+  let json: unknown;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
@@ -73,7 +73,7 @@ export async function tdRunsTagged(tag: string): Promise<Array<{ id: string; sta
 /** agent-keys.json in the task project (agent-keys.ts): merged, so suites may add their own. */
 export function setTaskKeys(keys: Record<string, string>): void {
   const file = path.join(TD_TASKS, 'agent-keys.json');
-  let current: Record<string, string> = {};
+  let current: Record<string, string>;
   try {
     current = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
   } catch {
