@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { addScrapeGauges, type ScrapeSources } from './scrape-gauges.ts';
+import { TERMINAL_STATUSES } from '../schemas/run-status.ts';
 
 export type { PoolStats, ScrapeSources } from './scrape-gauges.ts';
 
@@ -38,7 +39,7 @@ const POLL_LAG_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 // queued timeout (10 min, spec part 3).
 const RUN_DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43_200, 86_400];
 const QUEUE_WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
-const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
 
 /** The service's version, from the package.json two folders up (src/metrics/ and dist/metrics/ alike). */
 function serviceVersion(): string {

@@ -7,7 +7,7 @@
 // null is declared nullable the OpenAPI 3.1 way (`type: [X, 'null']`), never coerced to "" or 0.
 import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CODES } from '../errors.ts';
-import { ACTIVE_STATUSES, RUN_STATUSES } from './run-status.ts';
+import { ACTIVE_STATUSES, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.ts';
 
 /** A schema that may also be null, as OpenAPI 3.1 (JSON Schema 2020-12) says it: `type: [X, 'null']`. */
 export function nullable<T extends TSchema & { type: string }>(schema: T) {
@@ -22,7 +22,6 @@ export const NO_STORE: Readonly<HeaderDocs> = { 'cache-control': { description: 
 export const JsonObject = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });
 const RunId = Type.Integer({ minimum: 1, description: 'Platform run id.' });
 const Timestamp = Type.String({ format: 'date-time' });
-const TERMINAL_STATUSES = RUN_STATUSES.filter((s) => !(ACTIVE_STATUSES as readonly string[]).includes(s));
 
 export const ErrorBody = Type.Object(
   {
@@ -53,7 +52,7 @@ const runFields = {
 };
 
 export const SyncCompleted = Type.Object(
-  { ...runFields, status: Type.Enum(TERMINAL_STATUSES) },
+  { ...runFields, status: Type.Enum([...TERMINAL_STATUSES]) },
   { $id: 'SyncCompleted', additionalProperties: false, description: 'The run reached a terminal state within the wait window (spec 4.2).' },
 );
 

@@ -7,3 +7,4 @@ export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
 export type ActiveStatus = 'queued' | 'running' | 'waiting';
 
 export const ACTIVE_STATUSES: readonly ActiveStatus[] = ['queued', 'running', 'waiting'];
+export const TERMINAL_STATUSES: readonly TerminalStatus[] = ['completed', 'failed', 'cancelled'];

@@ -143,6 +143,36 @@ export interface CreatedAgent {
   agentKey: string;
 }
 
+/** The service as a process, with an organization and one runtime (the real-runtime suites' starting point). */
+export interface ServiceOnRuntime {
+  service: ServiceProcess;
+  storage: ServiceStorage;
+  env: Record<string, string>;
+  orgId: string;
+  runtimeId: number;
+}
+
+/**
+ * Starts the service on its own database with `env`, then creates an organization and `runtime` in it through the
+ * admin API. A start that fails leaves no process or database behind (the caller never gets a handle to clean up).
+ */
+export async function startServiceOnRuntime(env: Record<string, string>, runtime: Record<string, unknown> & { name: string }): Promise<ServiceOnRuntime> {
+  const storage = await serviceStorage();
+  const all = { ...storage.env, ...env };
+  const service = new ServiceProcess(all);
+  try {
+    await service.start();
+  } catch (err) {
+    await service.stop();
+    await storage.drop();
+    throw err;
+  }
+  const org = await service.api('POST', '/api/admin/orgs', { name: `Real ${runtime.name}` });
+  const rt = await service.api('POST', '/api/admin/runtimes', { org_id: org.json.id, ...runtime });
+  if (rt.status !== 201) throw new Error(`creating runtime ${runtime.name} answered ${rt.status}: ${JSON.stringify(rt.json)}`);
+  return { service, storage, env: all, orgId: org.json.id, runtimeId: rt.json.id };
+}
+
 /**
  * A platform agent on `at.runtimeId` whose target is `target`, created through the admin API as an admin would: the
  * one way the real-runtime suites (test/real-n8n, test/real-trigger-dev) make their agents.

@@ -3,8 +3,7 @@
 // as a real process with an organization and that n8n registered as its workflow runtime.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { expect } from 'vitest';
-import { eventually, serviceStorage, ServiceProcess, type ServiceStorage, createPlatformAgent, type CreatedAgent } from '../faults/service-process.ts';
+import { eventually, startServiceOnRuntime, type ServiceOnRuntime, createPlatformAgent, type CreatedAgent } from '../faults/service-process.ts';
 
 export type { CreatedAgent } from '../faults/service-process.ts';
 
@@ -58,30 +57,10 @@ export function nodeOutput(ex: N8nExecution, node: string): Record<string, unkno
 }
 
 /** The service as a process, with an organization and the real n8n as its workflow runtime. */
-export interface ServiceOnN8n {
-  service: ServiceProcess;
-  storage: ServiceStorage;
-  orgId: string;
-  runtimeId: number;
-}
+export type ServiceOnN8n = ServiceOnRuntime;
 
-export async function startServiceOnN8n(env: Record<string, string>, runtime: { alert_secret?: string } = {}): Promise<ServiceOnN8n> {
-  const storage = await serviceStorage();
-  const service = new ServiceProcess({ ...storage.env, ...env });
-  try {
-    await service.start();
-  } catch (err) {
-    // The caller never gets a handle to clean up with: no process or database is left behind.
-    await service.stop();
-    await storage.drop();
-    throw err;
-  }
-  const org = await service.api('POST', '/api/admin/orgs', { name: 'Real n8n' });
-  const rt = await service.api('POST', '/api/admin/runtimes', {
-    org_id: org.json.id, name: 'n8n', kind: 'workflow', base_url: N8N_URL, api_key: N8N_API_KEY, ...runtime,
-  });
-  expect(rt.status).toBe(201);
-  return { service, storage, orgId: org.json.id, runtimeId: rt.json.id };
+export function startServiceOnN8n(env: Record<string, string>, runtime: { alert_secret?: string } = {}): Promise<ServiceOnN8n> {
+  return startServiceOnRuntime(env, { name: 'n8n', kind: 'workflow', base_url: N8N_URL, api_key: N8N_API_KEY, ...runtime });
 }
 
 /** A platform agent on the n8n runtime whose webhook path is `target`, as an admin creates it. */

@@ -5,7 +5,7 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import pg from 'pg';
-import { eventually, freePort, serviceStorage, ServiceProcess, type ServiceStorage, createPlatformAgent, type CreatedAgent } from '../faults/service-process.ts';
+import { eventually, freePort, startServiceOnRuntime, type ServiceOnRuntime, createPlatformAgent, type CreatedAgent } from '../faults/service-process.ts';
 
 export type { CreatedAgent } from '../faults/service-process.ts';
 
@@ -83,34 +83,14 @@ export function setTaskKeys(keys: Record<string, string>): void {
 }
 
 /** The service as a process, with an organization and the real Trigger.dev as its task runtime. */
-export interface ServiceOnTriggerDev {
-  service: ServiceProcess;
-  storage: ServiceStorage;
-  env: Record<string, string>;
-  orgId: string;
-  runtimeId: number;
-}
+export type ServiceOnTriggerDev = ServiceOnRuntime;
 
 export async function startServiceOnTriggerDev(env: Record<string, string> = {}, runtime: { alert_secret?: string } = {}): Promise<ServiceOnTriggerDev> {
-  const storage = await serviceStorage();
   const port = await freePort();
   // The tasks run on this machine and call back to the payload's URLs; the object store serving large outputs is
   // on 127.0.0.1 too, so the operator allow-lists it (decisions.md "Outbound HTTP").
-  const all = { ...storage.env, PORT: String(port), ARS_PUBLIC_URL: `http://127.0.0.1:${port}`, ARS_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost', ...env };
-  const service = new ServiceProcess(all);
-  try {
-    await service.start();
-  } catch (err) {
-    await service.stop();
-    await storage.drop();
-    throw err;
-  }
-  const org = await service.api('POST', '/api/admin/orgs', { name: 'Real Trigger.dev' });
-  const rt = await service.api('POST', '/api/admin/runtimes', {
-    org_id: org.json.id, name: 'trigger.dev', kind: 'task', base_url: TD_URL, api_key: TD_KEY, ...runtime,
-  });
-  expect(rt.status, JSON.stringify(rt.json)).toBe(201);
-  return { service, storage, env: all, orgId: org.json.id, runtimeId: rt.json.id };
+  const local = { PORT: String(port), ARS_PUBLIC_URL: `http://127.0.0.1:${port}`, ARS_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' };
+  return startServiceOnRuntime({ ...local, ...env }, { name: 'trigger.dev', kind: 'task', base_url: TD_URL, api_key: TD_KEY, ...runtime });
 }
 
 /** A platform agent on the Trigger.dev runtime whose task is `target`, as an admin creates it. */
