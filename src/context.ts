@@ -25,6 +25,8 @@ import { ServiceMetrics } from './metrics/metrics.ts';
 import { LiveRunStreams } from './admin/live-streams.ts';
 import { pendingDeliveries } from './events/outbox-repo.ts';
 import { countActiveRuns } from './runs/runs-repo.ts';
+import { installTraceContext, tracesExported } from './tracing/spans.ts';
+import { tracedDb } from './storage/traced-db.ts';
 
 export interface AppContext {
   config: Config;
@@ -76,7 +78,10 @@ export interface ContextOptions {
   logStream?: pino.DestinationStream;
 }
 
-export async function createContext(opts: ContextOptions): Promise<AppContext> {
+export async function createContext(options: ContextOptions): Promise<AppContext> {
+  installTraceContext();
+  // Each statement a span of its own only when spans are recorded (otherwise no wrapper at all).
+  const opts = tracesExported() ? { ...options, db: tracedDb(options.db) } : options;
   const log = createLogger(opts.config, opts.logStream);
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretBox(opts.masterKeys);
