@@ -25,7 +25,7 @@ import { ServiceMetrics } from './metrics/metrics.ts';
 import { LiveRunStreams } from './admin/live-streams.ts';
 import { pendingDeliveries } from './events/outbox-repo.ts';
 import { countActiveRuns } from './runs/runs-repo.ts';
-import { installTraceContext, tracesExported } from './tracing/spans.ts';
+import { installTraceContext, traceFields, tracesExported } from './tracing/spans.ts';
 import { tracedDb } from './storage/traced-db.ts';
 
 export interface AppContext {
@@ -144,6 +144,6 @@ export async function stopContext(ctx: AppContext): Promise<void> {
 
 // buildApp hands this logger to Fastify, whose app.log is a child of it (adding Fastify's `res` serializer).
 function createLogger(config: Config, stream: pino.DestinationStream | undefined): FastifyBaseLogger {
-  const options: pino.LoggerOptions = { level: config.logLevel, serializers: logSerializers, redact: [...logRedactPaths] };
+  const options: pino.LoggerOptions = { level: config.logLevel, serializers: logSerializers, redact: [...logRedactPaths], mixin: traceFields };
   return stream ? pino(options, stream) : pino(options);
 }

@@ -3,7 +3,7 @@
 // sent; the rest of the request (its statements, its runtime calls, the run it starts) runs in that context.
 // Neither a header nor the SDK: the hook does nothing else (tracing/spans.ts says why that matters).
 import { context, SpanKind, SpanStatusCode, trace, ROOT_CONTEXT, type Span } from '@opentelemetry/api';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { contextFromHeaders, inRootContext, tracer, tracesExported } from '../tracing/spans.ts';
 import { redactUrl } from './log-redaction.ts';
 
@@ -12,6 +12,16 @@ declare module 'fastify' {
     /** The request's SERVER span while spans are recorded. */
     traceSpan: Span | null;
   }
+}
+
+/**
+ * The request line's trace fields: its span's, or the caller's context when none is recorded. Set explicitly (even
+ * to undefined, which drops them): the line is written from the response's `finish`, whose async context may be an
+ * earlier request's on the same connection, and the logger's mixin (tracing/spans.ts traceFields) would take that.
+ */
+export function requestTraceFields(req: FastifyRequest): { trace_id: string | undefined; span_id: string | undefined } {
+  const sc = req.traceSpan?.spanContext() ?? (req.headers.traceparent === undefined ? undefined : trace.getSpanContext(contextFromHeaders(req.headers) ?? ROOT_CONTEXT));
+  return { trace_id: sc?.traceId, span_id: sc?.spanId };
 }
 
 export function traceRequests(app: FastifyInstance): void {

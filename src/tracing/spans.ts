@@ -80,6 +80,15 @@ export function activeTraceparent(): string | null {
   return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 1).toString(16).padStart(2, '0')}`;
 }
 
+/**
+ * pino's mixin: a log line written in a traced context carries `trace_id` and `span_id` (OpenTelemetry's log
+ * correlation fields), so a line of a request, a runtime call or a status change leads to its trace. Nothing else.
+ */
+export function traceFields(): Record<string, string> {
+  const sc = trace.getSpanContext(context.active());
+  return sc && isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
+}
+
 /** A context continuing a stored `traceparent` (ROOT_CONTEXT when there is none, or it does not parse). */
 export function contextOfTraceparent(traceparent: string | null | undefined): Context {
   if (!traceparent) return ROOT_CONTEXT;

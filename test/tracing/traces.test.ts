@@ -55,6 +55,20 @@ async function complete(s: ServiceOnRuntime, agent: CreatedAgent, runId: number)
 
 /** The newest trigger of run `runId` the fake received (both services number their runs from 1). */
 const sentFor = (runId: number) => trigger.triggers().reverse().find((r) => (r.body as { payload?: { runId?: number } }).payload?.runId === runId);
+/** The service's request line for run `runId`'s /trigger (ARS_REQUEST_LOG, one JSON line per request). */
+const triggerLine = (s: ServiceOnRuntime, runId: number) =>
+  eventually(
+    async () => s.service.logs.map(parsed).find((l) => l?.route === '/api/agents/:agentId/runs/trigger' && l.runId === runId),
+    (line) => line !== undefined, // written once the answer has gone: maybe just after the caller read it
+    10_000,
+  );
+const parsed = (line: string): Record<string, unknown> | null => {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return null; // a line cut between two reads of the pipe
+  }
+};
 const deliveryFor = (hookPath: string, runId: number) =>
   hooks.received.find((r) => r.path === hookPath && (r.body.run as { runId?: number } | undefined)?.runId === runId);
 
@@ -100,6 +114,8 @@ describe('traces exported over OTLP (issue 39 item 2)', () => {
     expect(call.attributes).toMatchObject({ 'ars.runtime.kind': 'task', 'ars.runtime.operation': 'trigger', 'http.response.status_code': 200 });
     const sent = sentFor(runId);
     expect(sent?.headers.traceparent).toBe(`00-${caller.traceId}-${call.spanId}-01`);
+    // Its log line leads to the trace (OpenTelemetry's log correlation fields).
+    expect(await triggerLine(s, runId)).toMatchObject({ trace_id: caller.traceId, span_id: server.spanId });
 
     // The database statements of the request are its children (their text, never a value).
     const statements = inTrace(spans).filter((x) => x.attributes['db.system.name'] === 'postgresql');
@@ -169,6 +185,7 @@ describe('no OTLP endpoint: the caller\'s context is passed on as it is (issue 3
     const runId = await triggerWith(s, agent, caller.traceparent);
     const sent = sentFor(runId);
     expect(sent?.headers.traceparent).toBe(caller.traceparent);
+    expect(await triggerLine(s, runId)).toMatchObject({ trace_id: caller.traceId, span_id: caller.spanId });
     await complete(s, agent, runId);
     const delivered = await eventually(async () => deliveryFor(hookPath, runId), (d) => d !== undefined, 20_000);
     expect(delivered!.headers.traceparent).toBe(caller.traceparent);
@@ -185,5 +202,7 @@ describe('no OTLP endpoint: the caller\'s context is passed on as it is (issue 3
     const sent = sentFor(runId);
     expect(sent).toBeDefined();
     expect(sent!.headers.traceparent).toBeUndefined();
+    // Its line carries no trace, although the connection served a traced request before.
+    expect(await triggerLine(s, runId)).not.toHaveProperty('trace_id');
   }, 60_000);
 });
