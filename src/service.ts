@@ -86,7 +86,10 @@ async function startHolding(
       await stopContext(ctx); // what is still held is handed back
       await db.close();
       await lock?.release(); // the data folder is free for the next process only once the database is closed
-      await traces?.shutdown().catch((err: unknown) => ctx.log.warn({ err }, 'traces: the last spans could not be sent'));
+      // The last spans, for a few seconds at most: an unreachable collector must not hold the exit.
+      if (traces && !(await settledWithin(traces.shutdown().catch((err: unknown) => ctx.log.warn({ err }, 'traces: the last spans could not be sent')), TRACE_FLUSH_MS))) {
+        ctx.log.warn({ ms: TRACE_FLUSH_MS }, 'traces: the last spans were not sent in time; dropped');
+      }
       return { handedBack };
     })());
   try {
@@ -100,6 +103,9 @@ async function startHolding(
   app.log.info({ storage: db.driver, publicUrl: config.publicUrl, sealingKeyId: ctx.secrets.currentKeyId, tracesTo }, 'agent run service ready');
   return { app, generatedAdminToken: secrets.generatedAdminToken, stop };
 }
+
+/** How long the drain waits for the last spans to reach the collector. */
+const TRACE_FLUSH_MS = 3_000;
 
 /** Binds host:port for a moment, so that a port in use is said before any key or token is generated. */
 async function assertPortFree(host: string, port: number): Promise<void> {

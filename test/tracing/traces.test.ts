@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TriggerDevFake } from '../fakes/trigger-dev-fake.ts';
+import { unusedUrl } from '../fakes/fake-http-server.ts';
 import { createPlatformAgent, eventually, startServiceOnRuntime, type CreatedAgent, type ServiceOnRuntime } from '../faults/service-process.ts';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { Receiver } from '../events/outbox-helpers.ts';
@@ -205,4 +206,23 @@ describe('no OTLP endpoint: the caller\'s context is passed on as it is (issue 3
     // Its line carries no trace, although the connection served a traced request before.
     expect(await triggerLine(s, runId)).not.toHaveProperty('trace_id');
   }, 60_000);
+});
+
+describe('a collector that cannot be reached (issue 39 item 2)', () => {
+  it('requests still answer (201), and the drain is not held: SIGTERM exits 0 once the last spans are given up', async () => {
+    const s = await startServiceOnRuntime(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: await unusedUrl(), OTEL_BSP_SCHEDULE_DELAY: '100' },
+      { name: 'trigger', kind: 'task', base_url: trigger.url, api_key: trigger.secretKey },
+    );
+    try {
+      const agent = await createPlatformAgent(s.service, s, 'traced, nowhere to send', 'my-task');
+      await triggerWith(s, agent, callerSpan().traceparent);
+      const { code } = await s.service.sigterm();
+      expect(code).toBe(0);
+      expect(s.service.logs.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+    } finally {
+      await s.service.stop();
+      await s.storage.drop();
+    }
+  }, 120_000);
 });
