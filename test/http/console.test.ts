@@ -85,6 +85,21 @@ describe('issue 14: the console', () => {
     expect(identity.rawPayload.equals(original)).toBe(true);
   });
 
+  it('issue 40 item 6: a browser on an unknown page gets a 404 page with a way back, an API client the JSON error', async () => {
+    const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const page = await built.app.inject({ method: 'GET', url: '/nope?token=secret-in-query', headers: browser });
+    expect(page.statusCode).toBe(404);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'none'/);
+    expect(page.body).toContain('href="/runs"');
+    expect(page.body).not.toContain('secret-in-query');
+    const client = await built.app.inject({ method: 'GET', url: '/nope' });
+    expect(client.statusCode).toBe(404);
+    expect(client.json()).toMatchObject({ code: 'not_found' });
+    const api = await built.app.inject({ method: 'GET', url: '/api/nope', headers: browser });
+    expect(api.json()).toMatchObject({ code: 'not_found' });
+  });
+
   it('paths the console does not know stay 404', async () => {
     for (const url of ['/nope', '/runsx', '/index.html']) {
       expect((await built.app.inject({ method: 'GET', url })).statusCode, url).toBe(404);
