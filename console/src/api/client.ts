@@ -39,7 +39,13 @@ export async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
   if (response.ok) return data as T;
   const message = typeof error === 'object' && error !== null && 'error' in error ? String((error as { error: unknown }).error) : response.statusText;
   if (response.status === 401) window.dispatchEvent(new Event('ars:signed-out'));
-  throw new ApiFailure(response.status, message || `HTTP ${response.status}`);
+  throw new ApiFailure(response.status, withRetryHint(message || `HTTP ${response.status}`, response));
+}
+
+/** A 429 says when to try again (issue 40 item 6): the service's Retry-After, in words. */
+function withRetryHint(message: string, response: Response): string {
+  const after = response.status === 429 ? Number(response.headers.get('retry-after')) : NaN;
+  return Number.isFinite(after) && after >= 0 ? `${message} — try again in ${after} s` : message;
 }
 
 /** Bodies for POSTs that carry no fields: a JSON body keeps the content type honest (Fastify refuses an empty one). */
