@@ -6,10 +6,19 @@ import { api, ApiFailure, unwrap } from './api/client.ts';
 import { Link, navigate, useLocation } from './lib/router.tsx';
 import { accessOf, SessionContext } from './lib/session.tsx';
 import { pageFor } from './pages/routes.tsx';
+import { useConnection, useRunStream, type Connection } from './lib/events.ts';
 import { SignIn } from './pages/SignIn.tsx';
 
 /** `ended`: the session stopped being accepted while in use (signed out elsewhere, expired, revoked). */
 type Who = { state: 'checking' } | { state: 'out'; ended?: boolean } | { state: 'in'; session: SessionView } | { state: 'error'; message: string };
+
+const CONNECTION_LABEL: Readonly<Record<Connection, string>> = {
+  connecting: 'Connecting…',
+  live: '● Live',
+  reconnecting: 'Reconnecting…',
+  offline: 'Offline',
+  unavailable: 'Live updates off',
+};
 
 export function App() {
   const { path } = useLocation();
@@ -46,6 +55,8 @@ export function App() {
     });
   }, []);
 
+  useRunStream(who.state === 'in'); // one live stream for every page while signed in
+  const connection = useConnection();
   const ended = who.state === 'out' && who.ended === true;
   useEffect(() => {
     if (who.state !== 'out' || path === '/sign-in') return;
@@ -94,11 +105,17 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <span className={`live live-${connection}`} role="status" title="Live run updates">{CONNECTION_LABEL[connection]}</span>
         <div className="who">
           <span title={user.email ?? undefined}>{user.name ?? user.email ?? 'Platform admin'}</span>
           <button type="button" onClick={signOut}>Sign out</button>
         </div>
       </header>
+      {connection === 'offline' && (
+        <p className="notice error outage" role="alert">
+          The service cannot be reached. This page shows what it last loaded and updates again when the service is back.
+        </p>
+      )}
       <main className="page" id="main" tabIndex={-1} ref={main}>{page}</main>
     </SessionContext.Provider>
   );
