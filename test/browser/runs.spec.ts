@@ -124,3 +124,26 @@ test('issue 40 item 5: against the real service the stream stays live', async ({
   await signIn(page, seeded.member.token);
   await expect(page.getByRole('banner').getByRole('status')).toHaveText('● Live');
 });
+
+test('issue 40 item 7: "Run now" on an agent whose runtime cannot be reached links to the failed run', async ({ page }) => {
+  const admin = { authorization: `Bearer ${seeded.adminToken}`, 'content-type': 'application/json' };
+  const runtime = await page.request.post('/api/admin/runtimes', {
+    headers: admin, data: { org_id: seeded.orgs.acme, name: `unreachable ${Date.now()}`, kind: 'task', base_url: 'http://127.0.0.1:9', api_key: 'tr_dev_unreachable' },
+  });
+  expect(runtime.status()).toBe(201);
+  const agent = await page.request.post('/api/admin/agents', {
+    headers: admin, data: { org_id: seeded.orgs.acme, name: 'Runtime down', managed_by: 'platform', status: 'active', runtime_id: (await runtime.json()).id, target: 'my-task' },
+  });
+  expect(agent.status()).toBe(201);
+  const agentId = (await agent.json()).id as number;
+  await signIn(page, seeded.adminToken);
+  await page.goto(`/agents/${agentId}`);
+  await page.getByText('Run now').click();
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page.getByRole('alert')).toContainText('runtime');
+  const link = page.getByRole('link', { name: /^Open run #\d+$/ });
+  await expect(link).toBeVisible();
+  await link.click();
+  await expect(page).toHaveURL(/\/runs\/\d+$/);
+  await expect(page.getByText('failed').first()).toBeVisible();
+});
