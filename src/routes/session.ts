@@ -13,6 +13,7 @@ import { crossOriginRefusal, originOf } from '../http/same-origin.ts';
 import { SESSION_COOKIE, sessionCookie, signedInToAdmin, signsInByCookie } from '../orgs/user-auth.ts';
 import { sessionView, signIn, signOut } from '../orgs/sessions.ts';
 import { Session } from './admin/views.ts';
+import { OPERATION_NEEDS } from './admin/access.ts';
 
 const SignInBody = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 512, description: 'The admin token or a personal token (`ars_user_…`).' }) },
@@ -49,7 +50,7 @@ export default async function sessionRoutes(base: FastifyInstance): Promise<void
     const signedIn = await signIn(app.ctx, req.body.token, ttlMs);
     if (!signedIn) throw errors.unauthorized('not the admin token or a personal token');
     reply.header('set-cookie', cookie(signedIn.secret, Math.floor(ttlMs / 1000))).header('cache-control', 'no-store').code(201);
-    return signedIn.view;
+    return { ...signedIn.view, permissions: OPERATION_NEEDS };
   });
 
   const getSession = {
@@ -62,7 +63,7 @@ export default async function sessionRoutes(base: FastifyInstance): Promise<void
     const who = await signedInToAdmin(app.ctx, req.headers.authorization, req.headers.cookie);
     if (!who) throw errors.unauthorized('not signed in');
     reply.header('cache-control', 'no-store');
-    return sessionView(app.ctx, who);
+    return { ...(await sessionView(app.ctx, who)), permissions: OPERATION_NEEDS };
   });
 
   const deleteSession = {

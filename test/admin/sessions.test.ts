@@ -3,6 +3,7 @@
 // under the cookie need a same-origin Origin. The cookie carries a session secret of its own, never the token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { ACCESS, OPERATION_NEEDS } from '../../src/routes/admin/access.ts';
 import { seedOrg, seedUser } from '../helpers/fixtures.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { digest } from '../../src/lib/secrets.ts';
@@ -45,6 +46,7 @@ describe('POST /api/session', () => {
       user: { id: null, email: null, name: null, platform_admin: true },
       memberships: [],
       expires_at: '2026-05-01T20:00:00.000Z',
+      permissions: OPERATION_NEEDS,
     });
     // The cookie opens the admin API and says who it is.
     const secret = secretOf(cookie);
@@ -60,6 +62,14 @@ describe('POST /api/session', () => {
       user: { id: member, email: `${member}@example.test`, platform_admin: false },
       memberships: [{ org_id: orgId, org_name: 'Acme', role: 'admin' }],
     });
+  });
+
+  it('issue 40 item 2: the session says what each admin operation needs, from the API\'s own access table', async () => {
+    const { token } = await personalToken(member);
+    const { permissions } = (await signIn(token)).json();
+    expect(permissions).toEqual(Object.fromEntries(Object.entries(ACCESS).map(([op, rule]) => [op, rule.need])));
+    expect(permissions).toMatchObject({ 'POST /runs/:runId/cancel': 'org_admin', 'POST /runs/:runId/waitpoint': 'member', 'POST /orgs': 'platform' });
+    expect((await t.app.inject({ method: 'GET', url: '/api/session', headers: { authorization: `Bearer ${token}` } })).json().permissions).toEqual(permissions);
   });
 
   it('issue 14: a wrong token, a session secret offered as a token, or no token is refused; nothing is set', async () => {

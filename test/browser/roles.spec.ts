@@ -54,3 +54,25 @@ test('a cross-origin POST is refused: the session cookie does not make another s
   const run = await page.request.get(`/api/admin/runs/${runId}`, { headers: { authorization: `Bearer ${seeded.adminToken}` } });
   expect((await run.json()).status).not.toBe('cancelled');
 });
+
+test('issue 40 items 2 and 4: a member\'s screens have no section or control the API would refuse', async ({ page }) => {
+  await signIn(page, seeded.member.token);
+  await page.goto(`/agents/${seeded.agents.summary.id}`);
+  await expect(page.getByRole('heading', { name: 'Summarizer' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: /Connections/ })).toHaveCount(0);
+  await expect(page.getByRole('heading', { name: /Webhook actions/ })).toHaveCount(0);
+  await expect(page.getByText(/only an admin/i)).toHaveCount(0);
+  await page.goto(`/runs/${seeded.runs.waiting}`);
+  await expect(page.getByRole('heading', { name: /^Run #/ })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Replay' })).toBeVisible(); // a member may replay (and resume)
+  await expect(page.getByRole('button', { name: 'Cancel' })).toHaveCount(0);
+});
+
+test('issue 40 item 2: an org admin gets the controls of their role', async ({ page }) => {
+  await signIn(page, seeded.orgAdmin.token);
+  await page.goto(`/runs/${seeded.runs.waiting}`);
+  await expect(page.getByRole('button', { name: 'Cancel' })).toBeVisible();
+  await page.goto(`/agents/${seeded.agents.summary.id}`);
+  await expect(page.getByRole('heading', { name: /Connections/ })).toBeVisible();
+  await expect(page.getByRole('heading', { name: /Webhook actions/ })).toBeVisible();
+});

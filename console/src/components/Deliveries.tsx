@@ -3,7 +3,8 @@ import { api, EMPTY, unwrap } from '../api/client.ts';
 import { useLoad } from '../lib/useLoad.ts';
 import { ErrorLine, Loaded, Time, useAction } from './ui.tsx';
 
-export function Deliveries({ runId }: { runId: string }) {
+/** `canRedeliver`: the user's role allows it (issue 40 item 2: otherwise the button is not there). */
+export function Deliveries({ runId, canRedeliver }: { runId: string; canRedeliver: boolean }) {
   const list = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}/deliveries', { params: { path: { runId: Number(runId) } } })), [runId]);
   const action = useAction();
   const redeliver = (deliveryId: number) =>
@@ -24,7 +25,7 @@ export function Deliveries({ runId }: { runId: string }) {
                     <td>{x.attempts}</td>
                     <td>{x.delivered_at ? <>delivered <Time iso={x.delivered_at} /></> : x.failed_at ? <>gave up <Time iso={x.failed_at} /></> : <>next try <Time iso={x.next_attempt_at} /></>}</td>
                     <td className="wrap">{x.last_error ?? '—'}</td>
-                    <td><button type="button" disabled={action.busy} onClick={() => redeliver(x.id)} aria-label={`Redeliver ${x.event} delivery ${x.id}`}>Redeliver</button></td>
+                    <td>{canRedeliver && <button type="button" disabled={action.busy} onClick={() => redeliver(x.id)} aria-label={`Redeliver ${x.event} delivery ${x.id}`}>Redeliver</button>}</td>
                   </tr>
                 ))}
               </tbody>

@@ -64,8 +64,9 @@ function ExistingAgent({ id }: { id: string }) {
             <h2>Settings</h2>
             <AgentForm key={a.updated_at} agent={a} saved={agent.reload} />
             {manage && <AgentKeys agent={a} changed={agent.reload} />}
-            <Connections agentId={a.id} manage={manage} />
-            <WebhookActions agentId={a.id} manage={manage} />
+            {/* Issue 40 item 4: a member's screen has no section the API would refuse (it showed "only an admin" boxes). */}
+            {access.may('GET /agents/:id/connections', a.org_id) && <Connections agentId={a.id} manage={manage} />}
+            {access.may('GET /agents/:id/webhook-actions', a.org_id) && <WebhookActions agentId={a.id} manage={manage} />}
           </article>
         );
       }}

@@ -7,6 +7,7 @@ import { useRunEvents } from '../lib/events.ts';
 import { duration, errorText } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useLoad } from '../lib/useLoad.ts';
+import { useAccess } from '../lib/session.tsx';
 import { ConfirmButton, ErrorLine, Json, Loaded, StatusBadge, Time, useAction } from '../components/ui.tsx';
 import { ResumeForm } from '../components/ResumeForm.tsx';
 import { Deliveries } from '../components/Deliveries.tsx';
@@ -17,7 +18,13 @@ export function RunDetail({ id }: { id: string }) {
   const runId = Number(id);
   const run = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}', { params: { path: { runId: Number(id) } } })), [id]);
   const agents = useAgents();
+  const access = useAccess();
   const action = useAction();
+  // The run's organization decides what the user may do with it (issue 40 item 2): read from its agent.
+  const agentId = run.data?.agentId;
+  const agent = useLoad(() => (agentId === undefined ? Promise.resolve(null) : unwrap(api.GET('/api/admin/agents/{id}', { params: { path: { id: agentId } } }))), [agentId]);
+  const orgId = agent.data?.org_id ?? null;
+  const may = (operation: string) => orgId !== null && access.may(operation, orgId);
   useRunEvents((e) => e.runId === runId, run.reload);
 
   const cancel = () => void action.run(() => unwrap(api.POST('/api/admin/runs/{runId}/cancel', { params: { path: { runId: Number(id) } }, body: EMPTY })).then(run.reload));
@@ -34,8 +41,8 @@ export function RunDetail({ id }: { id: string }) {
             <h1 id="run-title">Run #{r.runId} <StatusBadge status={r.status} /></h1>
             <div className="actions">
               <button type="button" onClick={run.reload}>Refresh</button>
-              <button type="button" disabled={action.busy} onClick={replay}>Replay</button>
-              {!TERMINAL.includes(r.status) && <ConfirmButton label="Cancel" confirm="Confirm cancel" onConfirm={cancel} disabled={action.busy} />}
+              {may('POST /runs/:runId/replay') && <button type="button" disabled={action.busy} onClick={replay}>Replay</button>}
+              {!TERMINAL.includes(r.status) && may('POST /runs/:runId/cancel') && <ConfirmButton label="Cancel" confirm="Confirm cancel" onConfirm={cancel} disabled={action.busy} />}
             </div>
           </div>
           <ErrorLine error={action.error} />
@@ -95,7 +102,7 @@ export function RunDetail({ id }: { id: string }) {
             <section aria-labelledby="meta-title"><h2 id="meta-title">Metadata</h2><Json value={r.metadata} label="Metadata" /></section>
           )}
           <Logs runId={id} />
-          <Deliveries runId={id} />
+          <Deliveries runId={id} canRedeliver={may('POST /runs/:runId/deliveries/:deliveryId/redeliver')} />
         </article>
       )}
     </Loaded>

@@ -20,7 +20,7 @@ import { findRuntime } from '../../runtimes/runtimes-repo.ts';
 import { findConnection } from '../../agents/connections-repo.ts';
 import { findWebhookAction } from '../../events/webhook-actions-repo.ts';
 
-type Need = 'platform' | 'org_admin' | 'member';
+export type Need = 'platform' | 'org_admin' | 'member';
 type OrgOf = (ctx: AppContext, req: FastifyRequest) => Promise<string | null>;
 
 export interface AccessRule {
@@ -116,6 +116,14 @@ export const ACCESS: Readonly<Record<string, AccessRule>> = {
   'GET /audit': LIST,
   'GET /dashboard': LIST,
 };
+
+/**
+ * Issue 40 item 2: what each admin operation needs, as the session tells the console (GET /api/session
+ * `permissions`), so its screens leave out what a role cannot do — from this very table, never a copy of it.
+ */
+export const OPERATION_NEEDS: Readonly<Record<string, Need>> = Object.freeze(
+  Object.fromEntries(Object.entries(ACCESS).map(([operation, rule]) => [operation, rule.need])),
+);
 
 const forbidden = (why: string) => new ApiError('forbidden', why);
 

@@ -30,6 +30,10 @@ export const Session = Type.Object(
       Type.Object({ org_id: Uuid, org_name: Type.String(), role: Type.Enum(['admin', 'member']) }, { additionalProperties: false }),
     ),
     expires_at: nullable(Type.String({ format: 'date-time', description: 'When the session ends; null for a bearer token.' })),
+    permissions: Type.Record(Type.String(), Type.Enum(['platform', 'org_admin', 'member']), {
+      description:
+        'What each admin operation (`METHOD /path` under /api/admin, as the API documents it) needs: `platform` a platform admin, `org_admin` an admin of the organization the resource belongs to, `member` any member of it. The API enforces the same table; an operation not listed needs a platform admin.',
+    }),
   },
   closed('Session', 'Who is signed in (issue 14): the user, their organizations with the role in each, and the session’s end.'),
 );

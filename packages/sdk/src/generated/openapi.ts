@@ -1460,6 +1460,10 @@ export interface components {
                 /** @enum {unknown} */
                 role: "admin" | "member";
             }[];
+            /** @description What each admin operation (`METHOD /path` under /api/admin, as the API documents it) needs: `platform` a platform admin, `org_admin` an admin of the organization the resource belongs to, `member` any member of it. The API enforces the same table; an operation not listed needs a platform admin. */
+            permissions: {
+                [key: string]: "platform" | "org_admin" | "member";
+            };
             /** @description The signed-in user; all null but platform_admin for the admin token. */
             user: {
                 email: string | null;
