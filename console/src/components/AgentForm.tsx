@@ -2,6 +2,7 @@
 // POST /api/admin/agents; editing sends only the fields that changed (PATCH).
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Agent, type RequestBody, type Schemas } from '../api/client.ts';
+import { AGENT_DEFAULTS } from '../../../src/admin/agent-defaults.ts';
 import { parseJson, pretty } from '../lib/format.ts';
 import { useAccess } from '../lib/session.tsx';
 import { useLoad } from '../lib/useLoad.ts';
@@ -15,13 +16,16 @@ interface Fields {
   allow_webhook_triggers: boolean; allow_external_triggers: boolean;
 }
 
+// A new agent starts from the API's own defaults (one module for both: issue 40 item 3).
+const D = AGENT_DEFAULTS;
+
 function fieldsOf(a: Agent | null, orgId: string): Fields {
   return {
-    org_id: a?.org_id ?? orgId, name: a?.name ?? '', managed_by: a?.managed_by ?? 'platform', status: a?.status ?? 'active',
-    output_kind: a?.output_kind ?? 'json', running_timeout_s: String((a?.running_timeout_ms ?? 3_600_000) / 1000),
-    poll_interval_s: String(a?.poll_interval_s ?? 60), default_input: pretty(a?.default_input ?? {}),
+    org_id: a?.org_id ?? orgId, name: a?.name ?? '', managed_by: a?.managed_by ?? 'platform', status: a?.status ?? D.status,
+    output_kind: a?.output_kind ?? D.output_kind, running_timeout_s: String((a?.running_timeout_ms ?? D.running_timeout_ms) / 1000),
+    poll_interval_s: String(a?.poll_interval_s ?? D.poll_interval_s), default_input: pretty(a?.default_input ?? {}),
     runtime_id: a?.runtime_id ? String(a.runtime_id) : '', target: a?.target ?? '', zone_app_url: a?.zone_app_url ?? '',
-    allow_webhook_triggers: a?.allow_webhook_triggers ?? false, allow_external_triggers: a?.allow_external_triggers ?? false,
+    allow_webhook_triggers: a?.allow_webhook_triggers ?? D.allow_webhook_triggers, allow_external_triggers: a?.allow_external_triggers ?? D.allow_external_triggers,
   };
 }
 

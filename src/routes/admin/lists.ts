@@ -1,19 +1,21 @@
 // Issue 14: the console's lists. GET /agents, /orgs, /users and /runtimes answer {data, next_cursor}, newest first,
 // paged and filtered as GET /runs is (admin-api.md "Runs and audit"); each item as its GET-one shows it.
+// Issue 40 item 1: `q` searches each by name, within the same pages; `ids` on /agents names a page of runs' agents.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { orgScope } from '../../orgs/principal.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { listAgentsPage, listOrgsPage, listRuntimesPage, listUsersPage } from '../../admin/lists.ts';
 import { PAGE_MAX } from '../../admin/page-cursor.ts';
-import { queryInt } from './params.ts';
-import { DigitsParam, Uuid } from './schemas.ts';
+import { queryIds, queryInt } from './params.ts';
+import { DigitsParam, IdsParam, SearchParam, Uuid } from './schemas.ts';
 import { Agent, Org, Runtime, User } from './views.ts';
 import { nullable, ref } from '../../schemas/responses.ts';
 
 const paging = {
   limit: Type.Optional(Type.String({ maxLength: 16 })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  q: Type.Optional(SearchParam),
 };
 const AgentQuery = Type.Object({
   ...paging,
@@ -21,14 +23,16 @@ const AgentQuery = Type.Object({
   runtime_id: Type.Optional(DigitsParam),
   managed_by: Type.Optional(Type.Enum(['platform', 'standalone'])),
   status: Type.Optional(Type.Enum(['active', 'paused', 'archived'])),
+  ids: Type.Optional(IdsParam),
 });
 const RuntimeQuery = Type.Object({ ...paging, org_id: Type.Optional(Uuid), kind: Type.Optional(Type.Enum(['workflow', 'task'])) });
 const UserQuery = Type.Object({ ...paging, org_id: Type.Optional(Uuid) });
 const OrgQuery = Type.Object(paging);
 
-const page = (q: { limit?: string; cursor?: string }, req: FastifyRequest) => ({
+const page = (q: { limit?: string; cursor?: string; q?: string }, req: FastifyRequest) => ({
   limit: queryInt(q.limit, 'limit', 1, PAGE_MAX),
   cursor: q.cursor,
+  search: q.q,
   scope: orgScope(req.principal!),
 });
 /** `{data: [...], next_cursor}` (admin/page-cursor.ts), each item the named component its GET-one answers. */
@@ -46,6 +50,7 @@ export default async function listRoutes(base: FastifyInstance): Promise<void> {
       runtimeId: queryInt(q.runtime_id, 'runtime_id', 1, Number.MAX_SAFE_INTEGER),
       managedBy: q.managed_by,
       status: q.status,
+      ids: queryIds(q.ids),
     });
   });
 

@@ -1232,7 +1232,7 @@ export interface components {
             type: "api_key";
             value: string;
         };
-        /** @description Audit entries, newest first. */
+        /** @description Audit entries, newest first; `next_cursor` reads the next page (null on the last). */
         AuditPage: {
             data: {
                 action: string;
@@ -1247,6 +1247,7 @@ export interface components {
                 id: number;
                 run_id: number | null;
             }[];
+            next_cursor: string | null;
         };
         BasicAuthCredential: {
             extras: {
@@ -1698,10 +1699,14 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
                 org_id?: string;
                 runtime_id?: string;
                 managed_by?: "platform" | "standalone";
                 status?: "active" | "paused" | "archived";
+                /** @description Comma-separated ids, at most 200: only these. */
+                ids?: string;
             };
             header?: never;
             path?: never;
@@ -2795,6 +2800,7 @@ export interface operations {
                 agent_id?: string;
                 action?: string;
                 limit?: string;
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2802,7 +2808,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Audit entries, newest first. */
+            /** @description Audit entries, newest first; `next_cursor` reads the next page (null on the last). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3271,6 +3277,8 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -4692,6 +4700,8 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
                 org_id?: string;
                 kind?: "workflow" | "task";
             };
@@ -5056,6 +5066,8 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
                 org_id?: string;
             };
             header?: never;
