@@ -243,7 +243,7 @@ describe('issue 40 item 1: the review queue (GET /runs?status=waiting) pages pas
       const p: Json = await page(`/runs?status=waiting&limit=50${cursor ? `&cursor=${cursor}` : ''}`);
       runs.push(...p.data);
       // What the console does to name a page's agents: one bounded request, whatever the number of agents.
-      const agentIds = [...new Set(p.data.map((r: Json) => r.agentId as number))];
+      const agentIds: number[] = [...new Set<number>(p.data.map((r: Json) => r.agentId as number))];
       const named = await page(`/agents?ids=${agentIds.join(',')}&limit=200`);
       expect(idsOf(named.data).sort((a, b) => a - b)).toEqual([...agentIds].sort((a, b) => a - b));
       cursor = p.next_cursor;
