@@ -22,7 +22,7 @@ export default async function auditRoutes(base: FastifyInstance): Promise<void> 
 
   const adminListAudit = {
     operationId: 'adminListAudit',
-    summary: 'Read the audit log, newest first',
+    summary: 'Read the audit log, newest first, in pages (cursor)',
     querystring: AuditQuery,
     response: { 200: ref(AuditPage) },
   };

@@ -42,7 +42,7 @@ const answers = (item: TSchema) => ({ 200: Type.Object({ data: Type.Array(ref(it
 export default async function listRoutes(base: FastifyInstance): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/agents', { schema: { operationId: 'adminListAgents', summary: 'List agents, newest first', querystring: AgentQuery, response: answers(Agent) } }, async (req) => {
+  app.get('/agents', { schema: { operationId: 'adminListAgents', summary: 'List agents, newest first; search by name (q) or pick by id (ids)', querystring: AgentQuery, response: answers(Agent) } }, async (req) => {
     const q = req.query;
     return listAgentsPage(app.ctx, {
       ...page(q, req),
@@ -54,13 +54,13 @@ export default async function listRoutes(base: FastifyInstance): Promise<void> {
     });
   });
 
-  app.get('/runtimes', { schema: { operationId: 'adminListRuntimes', summary: 'List runtimes, newest first', querystring: RuntimeQuery, response: answers(Runtime) } }, async (req) => {
+  app.get('/runtimes', { schema: { operationId: 'adminListRuntimes', summary: 'List runtimes, newest first; search by name (q)', querystring: RuntimeQuery, response: answers(Runtime) } }, async (req) => {
     return listRuntimesPage(app.ctx, { ...page(req.query, req), orgId: req.query.org_id, kind: req.query.kind });
   });
 
-  app.get('/orgs', { schema: { operationId: 'adminListOrgs', summary: 'List organizations, newest first', querystring: OrgQuery, response: answers(Org) } }, async (req) => listOrgsPage(app.ctx, page(req.query, req)));
+  app.get('/orgs', { schema: { operationId: 'adminListOrgs', summary: 'List organizations, newest first; search by name (q)', querystring: OrgQuery, response: answers(Org) } }, async (req) => listOrgsPage(app.ctx, page(req.query, req)));
 
-  app.get('/users', { schema: { operationId: 'adminListUsers', summary: 'List users, newest first', querystring: UserQuery, response: answers(User) } }, async (req) => {
+  app.get('/users', { schema: { operationId: 'adminListUsers', summary: 'List users, newest first; search by name or email (q)', querystring: UserQuery, response: answers(User) } }, async (req) => {
     return listUsersPage(app.ctx, { ...page(req.query, req), orgId: req.query.org_id });
   });
 }

@@ -35,5 +35,5 @@ export const SearchParam = Type.String({
 export const IDS_MAX = 200;
 export const IdsParam = Type.String({
   pattern: `^[0-9]{1,15}(,[0-9]{1,15}){0,${IDS_MAX - 1}}$`,
-  description: `Comma-separated ids, at most ${IDS_MAX}: only these.`,
+  description: `Comma-separated ids, at most ${IDS_MAX}: only these (paged like the list: ask with a limit of at least their number).`,
 });

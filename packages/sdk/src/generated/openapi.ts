@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents, newest first */
+        /** List agents, newest first; search by name (q) or pick by id (ids) */
         get: operations["adminListAgents"];
         put?: never;
         /** Create an agent; its secrets are shown in this answer only */
@@ -134,7 +134,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the audit log, newest first */
+        /** Read the audit log, newest first, in pages (cursor) */
         get: operations["adminListAudit"];
         put?: never;
         post?: never;
@@ -190,7 +190,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List organizations, newest first */
+        /** List organizations, newest first; search by name (q) */
         get: operations["adminListOrgs"];
         put?: never;
         /** Create an organization */
@@ -415,7 +415,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List runtimes, newest first */
+        /** List runtimes, newest first; search by name (q) */
         get: operations["adminListRuntimes"];
         put?: never;
         /** Register a runtime of an organization */
@@ -451,7 +451,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users, newest first */
+        /** List users, newest first; search by name or email (q) */
         get: operations["adminListUsers"];
         put?: never;
         /** Create a user */
@@ -1705,7 +1705,7 @@ export interface operations {
                 runtime_id?: string;
                 managed_by?: "platform" | "standalone";
                 status?: "active" | "paused" | "archived";
-                /** @description Comma-separated ids, at most 200: only these. */
+                /** @description Comma-separated ids, at most 200: only these (paged like the list: ask with a limit of at least their number). */
                 ids?: string;
             };
             header?: never;
