@@ -1,7 +1,7 @@
 // The agent form's fields in the UI's words, and where they start: an existing agent's values, or for a new agent
 // the API's own defaults (src/admin/agent-defaults.ts, the module POST /agents applies: issue 40 item 3, where the
 // form offered 3600 s against the API's 2 hours). No JSX here, so the API's tests can check the two agree
-// (test/admin/agent-defaults.test.ts).
+// (test/admin/agents.test.ts).
 import type { Agent } from '../api/client.ts';
 import { AGENT_DEFAULTS } from '../../../src/admin/agent-defaults.ts';
 import { pretty } from './format.ts';
