@@ -1,6 +1,6 @@
 // The console's lists (issue 14): agents, organizations, users and runtimes, paged like GET /runs and searched by
-// name (issue 40 item 1). Each item is
-// shown by the presenter its GET-one uses, so a list never shows more (a secret) or less than the item's own page.
+// name (issue 40 item 1). Each item is shown by the presenter its GET-one uses, so a list never shows more (a
+// secret) or less than the item's own page.
 //
 // `scope` is for a later caller that may see only some organizations (org-scoped roles); the admin token sees all.
 // A filter outside the scope is an empty page, not an error: a filter is not a resource.
