@@ -20,6 +20,7 @@ import { newAgentSecrets, rotatedSecret } from '../agents/agent-secrets.ts';
 import { reserveId } from '../storage/sealed-columns.ts';
 import { isoOrNull } from '../runs/run-view.ts';
 import { checkFetchableUrl, fieldsSet } from './validate.ts';
+import { AGENT_DEFAULTS } from './agent-defaults.ts';
 
 export interface AgentView extends AgentSettableColumns {
   id: number;
@@ -35,18 +36,8 @@ export interface AgentView extends AgentSettableColumns {
 export type CreateAgentBody = Partial<AgentSettableColumns> & Pick<AgentSettableColumns, 'name' | 'managed_by'> & { org_id: string };
 export type UpdateAgentBody = Partial<AgentSettableColumns> & { org_id?: unknown };
 
-/** admin-api.md defaults. */
-const DEFAULTS = {
-  status: 'active',
-  runtime_id: null,
-  target: null,
-  allow_external_triggers: false,
-  allow_webhook_triggers: false,
-  output_kind: 'json',
-  running_timeout_ms: 7_200_000, // spec 8.2: 2 hours
-  poll_interval_s: 60, // spec 8.2
-  zone_app_url: null,
-} as const satisfies Partial<AgentSettableColumns>;
+/** admin-api.md defaults (agent-defaults.ts, shared with the console's form). */
+const DEFAULTS = AGENT_DEFAULTS satisfies Partial<AgentSettableColumns>;
 
 const TOGGLES = ['allow_external_triggers', 'allow_webhook_triggers'] as const;
 

@@ -1,5 +1,6 @@
-// The console's lists (issue 14): agents, organizations, users and runtimes, paged like GET /runs. Each item is
-// shown by the presenter its GET-one uses, so a list never shows more (a secret) or less than the item's own page.
+// The console's lists (issue 14): agents, organizations, users and runtimes, paged like GET /runs and searched by
+// name (issue 40 item 1). Each item is shown by the presenter its GET-one uses, so a list never shows more (a
+// secret) or less than the item's own page.
 //
 // `scope` is for a later caller that may see only some organizations (org-scoped roles); the admin token sees all.
 // A filter outside the scope is an empty page, not an error: a filter is not a resource.
@@ -24,6 +25,8 @@ export interface PageQuery {
   limit?: number;
   cursor?: string;
   scope?: OrgScope;
+  /** Issue 40 item 1: a case-insensitive substring of the name (users: of the name or the email), taken literally. */
+  search?: string;
 }
 
 export interface AgentListQuery extends PageQuery {
@@ -31,6 +34,8 @@ export interface AgentListQuery extends PageQuery {
   runtimeId?: number;
   managedBy?: AgentRow['managed_by'];
   status?: AgentRow['status'];
+  /** Issue 40 item 1: only these agents, so a page of runs can name its agents however many agents there are. */
+  ids?: number[];
 }
 
 export async function listAgentsPage(ctx: AppContext, q: AgentListQuery): Promise<Page<AgentView>> {
@@ -40,6 +45,8 @@ export async function listAgentsPage(ctx: AppContext, q: AgentListQuery): Promis
     runtimeId: q.runtimeId,
     managedBy: q.managedBy,
     status: q.status,
+    ids: q.ids,
+    nameContains: q.search,
     beforeId: q.cursor === undefined ? undefined : decodeIdCursor('agents', q.cursor),
     limit: limit + 1,
   });
@@ -51,6 +58,7 @@ export async function listRuntimesPage(ctx: AppContext, q: PageQuery & { orgId?:
   const rows = await listRuntimes(ctx.db, {
     orgIds: orgIdsOf(q.orgId, q.scope),
     kind: q.kind,
+    nameContains: q.search,
     beforeId: q.cursor === undefined ? undefined : decodeIdCursor('runtimes', q.cursor),
     limit: limit + 1,
   });
@@ -60,7 +68,7 @@ export async function listRuntimesPage(ctx: AppContext, q: PageQuery & { orgId?:
 export async function listOrgsPage(ctx: AppContext, q: PageQuery): Promise<Page<OrgView>> {
   const limit = q.limit ?? PAGE_DEFAULT;
   const before = q.cursor === undefined ? undefined : decodeCreatedCursor('orgs', q.cursor);
-  const rows = await listOrgs(ctx.db, { orgIds: q.scope?.orgIds, before, limit: limit + 1 });
+  const rows = await listOrgs(ctx.db, { orgIds: q.scope?.orgIds, nameContains: q.search, before, limit: limit + 1 });
   return pageOf(rows, limit, 'orgs', (r) => createdPosition({ createdUs: r.created_us, id: r.id }), orgView);
 }
 
@@ -68,7 +76,7 @@ export async function listOrgsPage(ctx: AppContext, q: PageQuery): Promise<Page<
 export async function listUsersPage(ctx: AppContext, q: PageQuery & { orgId?: string }): Promise<Page<UserView>> {
   const limit = q.limit ?? PAGE_DEFAULT;
   const before = q.cursor === undefined ? undefined : decodeCreatedCursor('users', q.cursor);
-  const rows = await listUsers(ctx.db, { memberOf: orgIdsOf(q.orgId, q.scope), before, limit: limit + 1 });
+  const rows = await listUsers(ctx.db, { memberOf: orgIdsOf(q.orgId, q.scope), nameContains: q.search, before, limit: limit + 1 });
   return pageOf(rows, limit, 'users', (r) => createdPosition({ createdUs: r.created_us, id: r.id }), userView);
 }
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../storage/db.ts';
-import { sqlWhere } from '../storage/sql-where.ts';
+import { nameContains, sqlWhere } from '../storage/sql-where.ts';
 import type { AgentSecretColumns } from './agent-secrets.ts';
 
 export interface AgentRow {
@@ -127,6 +127,10 @@ export interface AgentListFilter {
   runtimeId?: number;
   managedBy?: AgentRow['managed_by'];
   status?: AgentRow['status'];
+  /** Only these agents (issue 40: the names of the agents a page of runs shows). */
+  ids?: number[];
+  /** Case-insensitive substring of the name (sql-where.ts nameContains). */
+  nameContains?: string;
   /** Only agents with a smaller id (the last id of the previous page). */
   beforeId?: number;
   limit: number;
@@ -140,6 +144,8 @@ export async function listAgents(q: Queryable, f: AgentListFilter): Promise<Agen
     f.runtimeId !== undefined && `runtime_id = ${p(f.runtimeId)}`,
     f.managedBy !== undefined && `managed_by = ${p(f.managedBy)}`,
     f.status !== undefined && `status = ${p(f.status)}`,
+    f.ids !== undefined && `id = ANY(${p(f.ids)}::bigint[])`,
+    nameContains(p, ['name'], f.nameContains),
     f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
   ]);
   const { rows } = await q.query<AgentRow>(`SELECT * FROM agents ${where} ORDER BY id DESC LIMIT $${params.push(f.limit)}`, params);

@@ -33,12 +33,17 @@ export interface AuditRow {
 }
 
 /** With `orgIds`, only entries about those organizations' agents (platform-wide entries are for platform admins). */
-export async function listAudit(q: Queryable, f: { agentId?: number; action?: string; orgIds?: string[]; limit: number }): Promise<AuditRow[]> {
+export async function listAudit(
+  q: Queryable,
+  f: { agentId?: number; action?: string; orgIds?: string[]; beforeId?: number; limit: number },
+): Promise<AuditRow[]> {
   const params: unknown[] = [];
   const where: string[] = [];
   if (f.agentId !== undefined) where.push(`agent_id = $${params.push(f.agentId)}`);
   if (f.orgIds !== undefined) where.push(`agent_id IN (SELECT id FROM agents WHERE org_id = ANY($${params.push(f.orgIds)}::uuid[]))`);
   if (f.action !== undefined) where.push(`action = $${params.push(f.action)}`);
+  // Keyset paging on id, as every admin list (admin/page-cursor.ts): ids only grow, so a page never shifts.
+  if (f.beforeId !== undefined) where.push(`id < $${params.push(f.beforeId)}`);
   const sql = `SELECT * FROM audit_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.push(f.limit)}`;
   const { rows } = await q.query<AuditRow>(sql, params);
   return rows;

@@ -1,6 +1,6 @@
 // Organizations and memberships (decisions.md "Identity and tenancy").
 import type { Queryable } from '../storage/db.ts';
-import { CREATED_US, createdBefore, sqlWhere } from '../storage/sql-where.ts';
+import { CREATED_US, createdBefore, nameContains, sqlWhere } from '../storage/sql-where.ts';
 
 export interface OrgRow {
   id: string;
@@ -62,10 +62,14 @@ export async function findMemberOrAdmin(q: Queryable, orgId: string, userId: str
 /** The admin list (issue 14): newest first by creation, then id (uuids are random), keyset-paginated. */
 export async function listOrgs(
   q: Queryable,
-  f: { orgIds?: string[]; before?: { createdUs: string; id: string }; limit: number },
+  f: { orgIds?: string[]; nameContains?: string; before?: { createdUs: string; id: string }; limit: number },
 ): Promise<Array<OrgRow & { created_us: string }>> {
   const params: unknown[] = [];
-  const where = sqlWhere(params, (p) => [f.orgIds !== undefined && `id = ANY(${p(f.orgIds)}::uuid[])`, createdBefore(p, f.before)]);
+  const where = sqlWhere(params, (p) => [
+    f.orgIds !== undefined && `id = ANY(${p(f.orgIds)}::uuid[])`,
+    nameContains(p, ['name'], f.nameContains),
+    createdBefore(p, f.before),
+  ]);
   const { rows } = await q.query<OrgRow & { created_us: string }>(
     `SELECT *, ${CREATED_US} FROM organizations ${where} ORDER BY created_at DESC, id DESC LIMIT $${params.push(f.limit)}`,
     params,

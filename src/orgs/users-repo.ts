@@ -1,6 +1,6 @@
 // Users and their personal sign-in tokens (zones.md "Users reach the platform"); tokens are kept as digests only.
 import type { Queryable } from '../storage/db.ts';
-import { CREATED_US, createdBefore, sqlWhere } from '../storage/sql-where.ts';
+import { CREATED_US, createdBefore, nameContains, sqlWhere } from '../storage/sql-where.ts';
 
 export interface UserRow {
   id: string;
@@ -76,11 +76,12 @@ export async function findUserByTokenDigest(q: Queryable, tokenDigest: Buffer): 
  */
 export async function listUsers(
   q: Queryable,
-  f: { memberOf?: string[]; before?: { createdUs: string; id: string }; limit: number },
+  f: { memberOf?: string[]; nameContains?: string; before?: { createdUs: string; id: string }; limit: number },
 ): Promise<Array<UserRow & { created_us: string }>> {
   const params: unknown[] = [];
   const where = sqlWhere(params, (p) => [
     f.memberOf !== undefined && `EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = users.id AND m.org_id = ANY(${p(f.memberOf)}::uuid[]))`,
+    nameContains(p, ['name', 'email'], f.nameContains),
     createdBefore(p, f.before),
   ]);
   const { rows } = await q.query<UserRow & { created_us: string }>(

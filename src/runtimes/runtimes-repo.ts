@@ -1,6 +1,6 @@
 // Runtimes: an organization's connection to one n8n instance or Trigger.dev API (runtimes.md). Secrets sealed.
 import type { Queryable } from '../storage/db.ts';
-import { sqlWhere } from '../storage/sql-where.ts';
+import { nameContains, sqlWhere } from '../storage/sql-where.ts';
 import type { RuntimeKind } from './runtime-adapter.ts';
 
 export interface RuntimeRow {
@@ -57,6 +57,8 @@ export interface RuntimeListFilter {
   /** Only runtimes of these organizations (a filter, or a caller's scope). */
   orgIds?: string[];
   kind?: RuntimeKind;
+  /** Case-insensitive substring of the name (sql-where.ts nameContains). */
+  nameContains?: string;
   /** Only runtimes with a smaller id (the last id of the previous page). */
   beforeId?: number;
   limit: number;
@@ -68,6 +70,7 @@ export async function listRuntimes(q: Queryable, f: RuntimeListFilter): Promise<
   const where = sqlWhere(params, (p) => [
     f.orgIds !== undefined && `org_id = ANY(${p(f.orgIds)}::uuid[])`,
     f.kind !== undefined && `kind = ${p(f.kind)}`,
+    nameContains(p, ['name'], f.nameContains),
     f.beforeId !== undefined && `id < ${p(f.beforeId)}`,
   ]);
   const { rows } = await q.query<RuntimeRow>(`SELECT * FROM runtimes ${where} ORDER BY id DESC LIMIT $${params.push(f.limit)}`, params);

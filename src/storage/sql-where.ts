@@ -17,3 +17,16 @@ export function createdBefore(p: (value: unknown) => string, position: { created
 
 /** The select-list item that gives each row its exact `created_us` position (see createdBefore). */
 export const CREATED_US = `(extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us`;
+
+/**
+ * Issue 40 item 1: a list's name search, a case-insensitive substring of any of `columns` (a NULL column never
+ * matches). strpos, not LIKE: the text is taken literally, so `%`, `_` and `\` match themselves with nothing to escape.
+ * No index serves a substring (pg_trgm is not in PGlite); at 20,000 rows the scan is a few milliseconds
+ * (decisions.md "Lists at scale (issue 40)").
+ */
+export function nameContains(p: (value: unknown) => string, columns: readonly string[], text: string | undefined): string | null {
+  if (text === undefined) return null;
+  // lower() on both sides, in the database: one case folding, the one the names are stored under.
+  const needle = p(text);
+  return `(${columns.map((c) => `strpos(lower(${c}), lower(${needle})) > 0`).join(' OR ')})`;
+}

@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { countRows } from '../helpers/fixtures.ts';
 import { secretMatches } from '../../src/lib/secrets.ts';
 import { sealedAt } from '../../src/storage/sealed-columns.ts';
+import { fieldsOf } from '../../console/src/lib/agent-fields.ts';
 import { auditActions, call, expectInvalid, newAgent, newOrg, newRuntime, ok } from './admin-helpers.ts';
 
 let t: TestApp;
@@ -221,5 +222,25 @@ describe('PATCH /agents/{id}', () => {
     const cached = (await t.ctx.agents.get(id))!;
     expect(cached.status).toBe('archived');
     expect(cached.allow_external_triggers).toBe(true);
+  });
+});
+
+// Issue 40 item 3: the console's new-agent form offered a Max run duration of 3600 s while the API's default (spec
+// 8.2) is 2 hours. The form now starts from src/admin/agent-defaults.ts, the module the API applies, so the two
+// cannot drift: its starting fields against what POST /agents gives an agent created without them.
+describe('issue 40 item 3: the console’s new-agent form and the API agree on defaults', () => {
+  it('spec 8.2: Max run duration 2 hours, and the poll interval, status, output and toggles as the API gives them', async () => {
+    const created = await newAgent(t, { org_id: orgId, runtime_id: runtimeId });
+    const form = fieldsOf(null, orgId);
+    expect(created.running_timeout_ms).toBe(7_200_000);
+    expect(Number(form.running_timeout_s) * 1000).toBe(created.running_timeout_ms);
+    expect(Number(form.poll_interval_s)).toBe(created.poll_interval_s);
+    const { status, output_kind, allow_webhook_triggers, allow_external_triggers } = form;
+    expect({ status, output_kind, allow_webhook_triggers, allow_external_triggers }).toEqual({
+      status: created.status,
+      output_kind: created.output_kind,
+      allow_webhook_triggers: created.allow_webhook_triggers,
+      allow_external_triggers: created.allow_external_triggers,
+    });
   });
 });

@@ -161,7 +161,9 @@ describe('GET /audit', () => {
       run_id: r.id,
       details: { via: 'test' },
     });
-    expect(Object.keys(body).sort()).toEqual(['data']);
+    // Issue 40 item 1: paged like every admin list; two entries fit one page.
+    expect(Object.keys(body).sort()).toEqual(['data', 'next_cursor']);
+    expect(body.next_cursor).toBeNull();
     const filtered = await ok(t, 200, 'GET', `/audit?agent_id=${seeded.agent.id}&action=run.waitpoint_completed`);
     expect(filtered.data).toHaveLength(1);
     expect((await ok(t, 200, 'GET', '/audit?limit=1')).data).toHaveLength(1);

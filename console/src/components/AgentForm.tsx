@@ -2,28 +2,13 @@
 // POST /api/admin/agents; editing sends only the fields that changed (PATCH).
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Agent, type RequestBody, type Schemas } from '../api/client.ts';
-import { parseJson, pretty } from '../lib/format.ts';
+import { fieldsOf, type Fields } from '../lib/agent-fields.ts';
+import { parseJson } from '../lib/format.ts';
 import { useAccess } from '../lib/session.tsx';
 import { useLoad } from '../lib/useLoad.ts';
 import { ErrorLine, Field, useAction } from './ui.tsx';
 
 type Body = RequestBody<'/api/admin/agents', 'post'>;
-
-interface Fields {
-  org_id: string; name: string; managed_by: Agent['managed_by']; status: Agent['status']; output_kind: Agent['output_kind'];
-  running_timeout_s: string; poll_interval_s: string; default_input: string; runtime_id: string; target: string; zone_app_url: string;
-  allow_webhook_triggers: boolean; allow_external_triggers: boolean;
-}
-
-function fieldsOf(a: Agent | null, orgId: string): Fields {
-  return {
-    org_id: a?.org_id ?? orgId, name: a?.name ?? '', managed_by: a?.managed_by ?? 'platform', status: a?.status ?? 'active',
-    output_kind: a?.output_kind ?? 'json', running_timeout_s: String((a?.running_timeout_ms ?? 3_600_000) / 1000),
-    poll_interval_s: String(a?.poll_interval_s ?? 60), default_input: pretty(a?.default_input ?? {}),
-    runtime_id: a?.runtime_id ? String(a.runtime_id) : '', target: a?.target ?? '', zone_app_url: a?.zone_app_url ?? '',
-    allow_webhook_triggers: a?.allow_webhook_triggers ?? false, allow_external_triggers: a?.allow_external_triggers ?? false,
-  };
-}
 
 export function AgentForm({ agent, saved }: { agent: Agent | null; saved: (a: Schemas['Agent'] | Schemas['CreatedAgent']) => void }) {
   const access = useAccess();

@@ -15,3 +15,8 @@ export function queryInt(raw: string | undefined, name: string, min: number, max
   if (!/^[0-9]{1,15}$/.test(raw) || n < min || n > max) throw errors.invalid(`querystring.${name}`, `must be an integer from ${min} to ${max}`);
   return n;
 }
+
+/** An `ids` list the schema has matched (IdsParam: digits, commas, at most IDS_MAX), as numbers without repeats. */
+export function queryIds(raw: string | undefined): number[] | undefined {
+  return raw === undefined ? undefined : [...new Set(raw.split(',').map(Number))];
+}

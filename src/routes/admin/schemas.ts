@@ -19,3 +19,21 @@ export const IdParams = Type.Object({ id: Type.String() });
 
 /** Query strings arrive as text (the app does not coerce types), so numbers are matched as digits. */
 export const DigitsParam = Type.String({ pattern: '^[0-9]{1,15}$' });
+
+/**
+ * Issue 40 item 1: a list's `q`, a case-insensitive substring of the name (users: of the name or the email), taken
+ * literally. As long as the longest thing it can match (an email, 320); no NUL, which PostgreSQL text cannot hold.
+ */
+export const SearchParam = Type.String({
+  minLength: 1,
+  maxLength: 320,
+  pattern: '^[^\\u0000]*$',
+  description: 'Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards.',
+});
+
+/** Issue 40 item 1: at most this many ids in one `ids` filter (a page of runs names at most PAGE_MAX agents). */
+export const IDS_MAX = 200;
+export const IdsParam = Type.String({
+  pattern: `^[0-9]{1,15}(,[0-9]{1,15}){0,${IDS_MAX - 1}}$`,
+  description: `Comma-separated ids, at most ${IDS_MAX}: only these (paged like the list: ask with a limit of at least their number).`,
+});

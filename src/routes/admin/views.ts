@@ -178,8 +178,9 @@ export const AuditPage = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    next_cursor: nullable(Type.String()),
   },
-  closed('AuditPage', 'Audit entries, newest first.'),
+  closed('AuditPage', 'Audit entries, newest first; `next_cursor` reads the next page (null on the last).'),
 );
 
 export const ADMIN_COMPONENTS: readonly TSchema[] = [

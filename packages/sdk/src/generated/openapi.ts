@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents, newest first */
+        /** List agents, newest first; search by name (q) or pick by id (ids) */
         get: operations["adminListAgents"];
         put?: never;
         /** Create an agent; its secrets are shown in this answer only */
@@ -134,7 +134,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the audit log, newest first */
+        /** Read the audit log, newest first, in pages (cursor) */
         get: operations["adminListAudit"];
         put?: never;
         post?: never;
@@ -190,7 +190,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List organizations, newest first */
+        /** List organizations, newest first; search by name (q) */
         get: operations["adminListOrgs"];
         put?: never;
         /** Create an organization */
@@ -415,7 +415,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List runtimes, newest first */
+        /** List runtimes, newest first; search by name (q) */
         get: operations["adminListRuntimes"];
         put?: never;
         /** Register a runtime of an organization */
@@ -451,7 +451,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users, newest first */
+        /** List users, newest first; search by name or email (q) */
         get: operations["adminListUsers"];
         put?: never;
         /** Create a user */
@@ -1232,7 +1232,7 @@ export interface components {
             type: "api_key";
             value: string;
         };
-        /** @description Audit entries, newest first. */
+        /** @description Audit entries, newest first; `next_cursor` reads the next page (null on the last). */
         AuditPage: {
             data: {
                 action: string;
@@ -1247,6 +1247,7 @@ export interface components {
                 id: number;
                 run_id: number | null;
             }[];
+            next_cursor: string | null;
         };
         BasicAuthCredential: {
             extras: {
@@ -1702,10 +1703,14 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
                 org_id?: string;
                 runtime_id?: string;
                 managed_by?: "platform" | "standalone";
                 status?: "active" | "paused" | "archived";
+                /** @description Comma-separated ids, at most 200: only these (paged like the list: ask with a limit of at least their number). */
+                ids?: string;
             };
             header?: never;
             path?: never;
@@ -2799,6 +2804,7 @@ export interface operations {
                 agent_id?: string;
                 action?: string;
                 limit?: string;
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2806,7 +2812,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Audit entries, newest first. */
+            /** @description Audit entries, newest first; `next_cursor` reads the next page (null on the last). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3275,6 +3281,8 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -4696,6 +4704,8 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
                 org_id?: string;
                 kind?: "workflow" | "task";
             };
@@ -5060,6 +5070,8 @@ export interface operations {
             query?: {
                 limit?: string;
                 cursor?: string;
+                /** @description Case-insensitive substring of the name (users: of the name or the email), matched literally: % and _ are not wildcards. */
+                q?: string;
                 org_id?: string;
             };
             header?: never;
