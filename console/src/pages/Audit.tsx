@@ -1,34 +1,34 @@
 // /audit: who did what, newest first, filtered by agent and action.
 import { api, unwrap } from '../api/client.ts';
-import { agentName, useAgents } from '../lib/agents.ts';
+import { agentName, useAgentLookup } from '../lib/agents.ts';
 import { Link, setQuery, useLocation } from '../lib/router.tsx';
 import { useLoad } from '../lib/useLoad.ts';
 import { Field, Json, Loaded, Time } from '../components/ui.tsx';
+import { AgentPicker } from '../components/AgentPicker.tsx';
+import { Pager, usePager } from '../components/Pager.tsx';
 
 const PAGE = 50;
 
 export function Audit() {
   const { query } = useLocation();
-  const agents = useAgents();
+  const pager = usePager();
   const agent_id = query.get('agent_id') ?? '';
   const action = query.get('action') ?? '';
-  // The audit list takes no cursor: "More" asks for a longer page.
-  const limit = Number(query.get('limit') ?? PAGE);
+  const { cursor } = pager;
   const page = useLoad(
-    () => unwrap(api.GET('/api/admin/audit', { params: { query: { ...(agent_id && { agent_id }), ...(action && { action }), limit: String(limit) } } })),
-    [agent_id, action, limit],
+    () => unwrap(api.GET('/api/admin/audit', { params: { query: { ...(agent_id && { agent_id }), ...(action && { action }), ...(cursor && { cursor }), limit: String(PAGE) } } })),
+    [agent_id, action, cursor],
   );
-  const set = (k: string, v: string) => setQuery({ agent_id, action, [k]: v || undefined, limit: undefined });
+  const lookup = useAgentLookup((page.data?.data ?? []).flatMap((e) => (e.agent_id === null ? [] : [e.agent_id])));
+  const set = (k: string, v: string) => {
+    pager.setBack([]);
+    setQuery({ agent_id, action, [k]: v || undefined });
+  };
   return (
     <section aria-labelledby="audit-title">
       <div className="title-row"><h1 id="audit-title">Audit</h1><button type="button" onClick={page.reload}>Refresh</button></div>
       <form className="filters" aria-label="Filter the audit log" onSubmit={(e) => e.preventDefault()}>
-        <Field label="Agent">
-          <select value={agent_id} onChange={(e) => set('agent_id', e.target.value)}>
-            <option value="">All agents</option>
-            {agents.data?.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
-          </select>
-        </Field>
+        <AgentPicker value={agent_id} onChange={(v) => set('agent_id', v)} />
         <Field label="Action">
           <input defaultValue={action} placeholder="e.g. agent.key_rotated" onBlur={(e) => set('action', e.target.value.trim())}
             onKeyDown={(e) => e.key === 'Enter' && set('action', e.currentTarget.value.trim())} />
@@ -46,7 +46,7 @@ export function Audit() {
                       <td><Time iso={e.at} /></td>
                       <td className="mono">{e.action}</td>
                       <td className="mono">{e.actor_user_id ?? 'admin token'}</td>
-                      <td>{e.agent_id === null ? '—' : <Link to={`/agents/${e.agent_id}`}>{agentName(agents.data, e.agent_id)}</Link>}</td>
+                      <td>{e.agent_id === null ? '—' : <Link to={`/agents/${e.agent_id}`}>{agentName(lookup, e.agent_id)}</Link>}</td>
                       <td>{e.run_id === null ? '—' : <Link to={`/runs/${e.run_id}`}>#{e.run_id}</Link>}</td>
                       <td>{Object.keys(e.details).length ? <Json value={e.details} label={`Details of entry ${e.id}`} /> : '—'}</td>
                     </tr>
@@ -54,9 +54,7 @@ export function Audit() {
                 </tbody>
               </table>
             </div>
-            {p.data.length >= limit && limit < 200 && (
-              <div className="pager"><button type="button" onClick={() => setQuery({ agent_id, action, limit: String(Math.min(200, limit + PAGE)) })}>Show more</button></div>
-            )}
+            <Pager pager={pager} next={p.next_cursor} />
           </>
         )}
       </Loaded>

@@ -4,7 +4,8 @@
 // CSS bars (no chart library); each bar has its number in text, so nothing is shown by colour or length alone.
 import { useState } from 'react';
 import { api, RUN_STATUSES, unwrap } from '../api/client.ts';
-import { agentName, useAgents } from '../lib/agents.ts';
+import { agentName, useAgentLookup } from '../lib/agents.ts';
+import { AgentPicker } from '../components/AgentPicker.tsx';
 import { Link, setQuery, useLocation } from '../lib/router.tsx';
 import { useLoad } from '../lib/useLoad.ts';
 import { Field, Loaded, Time } from '../components/ui.tsx';
@@ -18,7 +19,6 @@ export function Dashboard() {
   const { query } = useLocation();
   const days = Number(query.get('days') ?? 7);
   const agentId = query.get('agent_id') ?? '';
-  const agents = useAgents();
   const [allAgents, setAllAgents] = useState(false);
   const data = useLoad(() => {
     // The last `days` UTC days, today included, up to now.
@@ -26,6 +26,7 @@ export function Dashboard() {
     const from = new Date((Math.floor(to.getTime() / DAY_MS) - (days - 1)) * DAY_MS);
     return unwrap(api.GET('/api/admin/dashboard', { params: { query: { from: from.toISOString(), to: to.toISOString(), ...(agentId && { agent_id: agentId }) } } }));
   }, [days, agentId]);
+  const lookup = useAgentLookup([...(agentId ? [Number(agentId)] : []), ...(data.data?.by_agent ?? []).map((a) => a.agentId)]);
 
   return (
     <section aria-labelledby="dash-title">
@@ -36,12 +37,7 @@ export function Dashboard() {
             {PERIODS.map(([label, d]) => <option key={d} value={d}>{label}</option>)}
           </select>
         </Field>
-        <Field label="Agent">
-          <select value={agentId} onChange={(e) => setQuery({ days: String(days), agent_id: e.target.value })}>
-            <option value="">All agents</option>
-            {agents.data?.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
-          </select>
-        </Field>
+        <AgentPicker value={agentId} onChange={(v) => setQuery({ days: String(days), agent_id: v })} />
       </form>
       <Loaded load={data}>
         {(d) => {
@@ -76,7 +72,7 @@ export function Dashboard() {
                   ))}
                 </ul>
               )}
-              <h2>Outputs per day{agentId && ` — ${agentName(agents.data, Number(agentId))}`}</h2>
+              <h2>Outputs per day{agentId && ` — ${agentName(lookup, Number(agentId))}`}</h2>
               {d.totals.outputs === 0 ? <p className="muted empty">No outputs in this period.</p> : (
                 <ul className="bars" aria-label="Outputs per day">
                   {d.outputs_by_day.map((o) => (
@@ -98,7 +94,7 @@ export function Dashboard() {
                       <tbody>
                         {shown.map((a) => (
                           <tr key={a.agentId}>
-                            <td><Link to={`/dashboard?days=${days}&agent_id=${a.agentId}`}>{agentName(agents.data, a.agentId)}</Link></td>
+                            <td><Link to={`/dashboard?days=${days}&agent_id=${a.agentId}`}>{agentName(lookup, a.agentId)}</Link></td>
                             <td>{a.runs}</td>
                             <td>{a.outputs}</td>
                             <td className="bar-cell"><span className="bar-track" aria-hidden="true"><span className="bar status-completed" style={{ width: `${(100 * a.outputs) / maxAgentOut}%` }} /></span></td>

@@ -1,7 +1,8 @@
 // /review: every waiting run with what the workflow asks (description, output) beside the resume form. Built for
 // a phone as much as a desk: one column under 700px, nothing wider than the screen.
 import { api, unwrap } from '../api/client.ts';
-import { agentName, useAgents } from '../lib/agents.ts';
+import { agentName, useAgentLookup } from '../lib/agents.ts';
+import { Pager, usePager } from '../components/Pager.tsx';
 import { useRunEvents } from '../lib/events.ts';
 import { Link } from '../lib/router.tsx';
 import { useLoad } from '../lib/useLoad.ts';
@@ -9,8 +10,10 @@ import { Json, Loaded, Time } from '../components/ui.tsx';
 import { ResumeForm } from '../components/ResumeForm.tsx';
 
 export function Review() {
-  const waiting = useLoad(() => unwrap(api.GET('/api/admin/runs', { params: { query: { status: 'waiting', limit: '50' } } })), []);
-  const agents = useAgents();
+  const pager = usePager();
+  const { cursor } = pager;
+  const waiting = useLoad(() => unwrap(api.GET('/api/admin/runs', { params: { query: { status: 'waiting', limit: '50', ...(cursor && { cursor }) } } })), [cursor]);
+  const lookup = useAgentLookup((waiting.data?.data ?? []).map((r) => r.agentId));
   useRunEvents((e) => e.status === 'waiting' || !!waiting.data?.data.some((r) => r.runId === e.runId), waiting.reload);
   return (
     <section aria-labelledby="review-title">
@@ -20,9 +23,12 @@ export function Review() {
       </div>
       <Loaded load={waiting} isEmpty={(p) => p.data.length === 0} empty="No run is waiting for a review.">
         {(p) => (
-          <ul className="review-list">
-            {p.data.map((r) => <ReviewItem key={r.runId} runId={r.runId} agent={agentName(agents.data, r.agentId)} created={r.created_at} done={waiting.reload} />)}
-          </ul>
+          <>
+            <ul className="review-list">
+              {p.data.map((r) => <ReviewItem key={r.runId} runId={r.runId} agent={agentName(lookup, r.agentId)} created={r.created_at} done={waiting.reload} />)}
+            </ul>
+            <Pager pager={pager} next={p.next_cursor} />
+          </>
         )}
       </Loaded>
     </section>

@@ -2,7 +2,7 @@
 // deliveries, cancel and replay. Waiting notifications link here ({ARS_PUBLIC_URL}/runs/{id}).
 import { useState } from 'react';
 import { api, EMPTY, unwrap } from '../api/client.ts';
-import { agentName, useAgents } from '../lib/agents.ts';
+
 import { useRunEvents } from '../lib/events.ts';
 import { duration, errorText } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.tsx';
@@ -17,7 +17,6 @@ const TERMINAL = ['completed', 'failed', 'cancelled'];
 export function RunDetail({ id }: { id: string }) {
   const runId = Number(id);
   const run = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}', { params: { path: { runId: Number(id) } } })), [id]);
-  const agents = useAgents();
   const access = useAccess();
   const action = useAction();
   // The run's organization decides what the user may do with it (issue 40 item 2): read from its agent.
@@ -47,7 +46,7 @@ export function RunDetail({ id }: { id: string }) {
           </div>
           <ErrorLine error={action.error} />
           <dl className="facts">
-            <dt>Agent</dt><dd><Link to={`/agents/${r.agentId}`}>{agentName(agents.data, r.agentId)}</Link></dd>
+            <dt>Agent</dt><dd><Link to={`/agents/${r.agentId}`}>{agent.data?.name ?? `Agent ${r.agentId}`}</Link></dd>
             <dt>Source</dt><dd>{r.source}</dd>
             <dt>Created</dt><dd><Time iso={r.created_at} /></dd>
             <dt>Started</dt><dd><Time iso={r.started_at} /></dd>

@@ -1,13 +1,14 @@
 // /runs (and /): the runs the user can see, newest first, filtered through the query string (so a filtered view
 // is a link), paged by cursor, kept live by the run event stream.
-import { useState } from 'react';
 import { api, RUN_STATUSES, unwrap, type Run } from '../api/client.ts';
-import { agentName, useAgents } from '../lib/agents.ts';
+import { agentName, useAgentLookup } from '../lib/agents.ts';
 import { useRunEvents } from '../lib/events.ts';
 import { duration } from '../lib/format.ts';
 import { Link, setQuery, useLocation } from '../lib/router.tsx';
 import { useLoad } from '../lib/useLoad.ts';
 import { Field, Loaded, StatusBadge, Time } from '../components/ui.tsx';
+import { AgentPicker } from '../components/AgentPicker.tsx';
+import { Pager, usePager } from '../components/Pager.tsx';
 
 // How a run started, as the run view's `source` names it.
 const SOURCES = ['trigger', 'trigger_and_wait', 'download', 'webhook', 'webhook_and_wait', 'register', 'ingest', 'zone', 'zone_wait', 'zone_download', 'replay', 'console'];
@@ -22,9 +23,8 @@ const EXTRA = [
 
 export function Runs() {
   const { query } = useLocation();
-  const agents = useAgents();
-  const [cursors, setCursors] = useState<string[]>([]); // the pages before this one, for "Previous page"
-  const cursor = query.get('cursor') ?? undefined;
+  const pager = usePager();
+  const { cursor } = pager;
   const values: Record<string, string | undefined> = Object.fromEntries([...query.entries()]);
   const key = query.toString();
 
@@ -46,7 +46,7 @@ export function Runs() {
   useRunEvents((e) => !cursor || !!page.data?.data.some((r) => r.runId === e.runId), page.reload);
 
   const set = (name: string, value: string) => {
-    setCursors([]);
+    pager.setBack([]);
     setQuery({ ...values, cursor: undefined, [name]: value || undefined });
   };
 
@@ -57,12 +57,7 @@ export function Runs() {
         <button type="button" onClick={page.reload}>Refresh</button>
       </div>
       <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter runs">
-        <Field label="Agent">
-          <select value={values.agent_id ?? ''} onChange={(e) => set('agent_id', e.target.value)}>
-            <option value="">All agents</option>
-            {agents.data?.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
-          </select>
-        </Field>
+        <AgentPicker value={values.agent_id ?? ''} onChange={(v) => set('agent_id', v)} />
         <Field label="Status">
           <select value={values.status ?? ''} onChange={(e) => set('status', e.target.value)}>
             <option value="">Any status</option>
@@ -86,22 +81,8 @@ export function Runs() {
       <Loaded load={page} isEmpty={(p) => p.data.length === 0} empty="No runs match these filters.">
         {(p) => (
           <>
-            <RunTable runs={p.data} agentOf={(id) => agentName(agents.data, id)} />
-            <div className="pager">
-              {cursor && (
-                <button type="button" onClick={() => {
-                  const prev = cursors.slice(0, -1);
-                  setQuery({ ...values, cursor: cursors[cursors.length - 1] });
-                  setCursors(prev);
-                }}>Previous page</button>
-              )}
-              {p.next_cursor && (
-                <button type="button" onClick={() => {
-                  setCursors([...cursors, cursor ?? '']);
-                  setQuery({ ...values, cursor: p.next_cursor ?? undefined });
-                }}>Next page</button>
-              )}
-            </div>
+            <RunTable runs={p.data} />
+            <Pager pager={pager} next={p.next_cursor} />
           </>
         )}
       </Loaded>
@@ -109,7 +90,9 @@ export function Runs() {
   );
 }
 
-export function RunTable({ runs, agentOf }: { runs: Run[]; agentOf: (id: number) => string }) {
+export function RunTable({ runs }: { runs: Run[] }) {
+  const lookup = useAgentLookup(runs.map((r) => r.agentId));
+  const agentOf = (id: number) => agentName(lookup, id);
   return (
     <div className="table-wrap">
       <table>
