@@ -4,7 +4,7 @@
 // reconnecting, or offline after OFFLINE_AFTER_MS without a connection — then a banner says the service cannot be
 // reached (issue 40 item 5: an outage showed nothing until the user acted, then "Failed to fetch"). When the stream
 // comes back, every subscribed page reloads: it may have missed changes meanwhile.
-import { useEffect, useRef, useSyncExternalStore } from 'react';
+import { useEffect, useEffectEvent, useSyncExternalStore } from 'react';
 import type { RunStatus } from '../api/client.ts';
 
 /** The `data` of an `event: run` (docs/api.md "Live runs"); OpenAPI describes the stream only as text. */
@@ -151,8 +151,9 @@ export function useConnection(): Connection {
  * much to replay (`event: refetch`), or when the stream is back after a loss — at most once a second.
  */
 export function useRunEvents(matches: (e: RunEvent) => boolean, reload: () => void): void {
-  const latest = useRef({ matches, reload });
-  latest.current = { matches, reload };
+  // The page's latest callbacks, read when an event comes (React's effect events), without re-subscribing.
+  const onRun = useEffectEvent((e: RunEvent) => matches(e));
+  const onReload = useEffectEvent(() => reload());
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let last = 0;
@@ -162,10 +163,10 @@ export function useRunEvents(matches: (e: RunEvent) => boolean, reload: () => vo
       timer = setTimeout(() => {
         timer = undefined;
         last = Date.now();
-        latest.current.reload();
+        onReload();
       }, wait);
     };
-    const unsubscribe = stream.subscribe({ onRun: (e) => latest.current.matches(e) && schedule(), onMissed: schedule });
+    const unsubscribe = stream.subscribe({ onRun: (e) => onRun(e) && schedule(), onMissed: schedule });
     return () => {
       clearTimeout(timer);
       unsubscribe();
