@@ -6,6 +6,7 @@ import { useLoad } from '../lib/useLoad.ts';
 import { Field, Loaded, StatusBadge, Time } from '../components/ui.tsx';
 import { Pager, usePager } from '../components/Pager.tsx';
 import { rememberAgents } from '../lib/agents.ts';
+import { Filters } from '../components/Filters.tsx';
 
 export function Agents() {
   const access = useAccess();
@@ -33,7 +34,7 @@ export function Agents() {
         <h1 id="agents-title">Agents</h1>
         {mayCreate && <button type="button" className="primary" onClick={() => navigate('/agents/new')}>New agent</button>}
       </div>
-      <form className="filters" aria-label="Filter agents" onSubmit={(e) => e.preventDefault()}>
+      <Filters label="Filter agents" active={[q, status].filter(Boolean).length}>
         <Field label="Name contains">
           <input type="search" defaultValue={q} maxLength={320} onBlur={(e) => filter({ q: e.target.value.trim() })}
             onKeyDown={(e) => e.key === 'Enter' && filter({ q: e.currentTarget.value.trim() })} />
@@ -44,7 +45,7 @@ export function Agents() {
             <option>active</option><option>paused</option><option>archived</option>
           </select>
         </Field>
-      </form>
+      </Filters>
       <Loaded load={agents} isEmpty={(p) => p.data.length === 0} empty={q || status ? 'No agent matches.' : 'No agents yet.'}>
         {(p) => (
           <>

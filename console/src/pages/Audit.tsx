@@ -6,6 +6,7 @@ import { useLoad } from '../lib/useLoad.ts';
 import { Field, Json, Loaded, Time } from '../components/ui.tsx';
 import { AgentPicker } from '../components/AgentPicker.tsx';
 import { Pager, usePager } from '../components/Pager.tsx';
+import { Filters } from '../components/Filters.tsx';
 
 const PAGE = 50;
 
@@ -27,13 +28,13 @@ export function Audit() {
   return (
     <section aria-labelledby="audit-title">
       <div className="title-row"><h1 id="audit-title">Audit</h1><button type="button" onClick={page.reload}>Refresh</button></div>
-      <form className="filters" aria-label="Filter the audit log" onSubmit={(e) => e.preventDefault()}>
+      <Filters label="Filter the audit log" active={[agent_id, action].filter(Boolean).length}>
         <AgentPicker value={agent_id} onChange={(v) => set('agent_id', v)} />
         <Field label="Action">
           <input defaultValue={action} placeholder="e.g. agent.key_rotated" onBlur={(e) => set('action', e.target.value.trim())}
             onKeyDown={(e) => e.key === 'Enter' && set('action', e.currentTarget.value.trim())} />
         </Field>
-      </form>
+      </Filters>
       <Loaded load={page} isEmpty={(p) => p.data.length === 0} empty="No audit entries match.">
         {(p) => (
           <>

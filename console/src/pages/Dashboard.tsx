@@ -9,6 +9,7 @@ import { AgentPicker } from '../components/AgentPicker.tsx';
 import { Link, setQuery, useLocation } from '../lib/router.tsx';
 import { useLoad } from '../lib/useLoad.ts';
 import { Field, Loaded, Time } from '../components/ui.tsx';
+import { Filters } from '../components/Filters.tsx';
 
 const DAY_MS = 86_400_000;
 const PERIODS: Array<[string, number]> = [['Today (UTC)', 1], ['Last 7 days', 7], ['Last 30 days', 30], ['Last 90 days', 90]];
@@ -31,14 +32,14 @@ export function Dashboard() {
   return (
     <section aria-labelledby="dash-title">
       <div className="title-row"><h1 id="dash-title">Dashboard</h1><button type="button" onClick={data.reload}>Refresh</button></div>
-      <form className="filters" aria-label="Dashboard filters" onSubmit={(e) => e.preventDefault()}>
+      <Filters label="Dashboard filters" active={[agentId].filter(Boolean).length}>
         <Field label="Period">
           <select value={days} onChange={(e) => setQuery({ days: e.target.value, agent_id: agentId })}>
             {PERIODS.map(([label, d]) => <option key={d} value={d}>{label}</option>)}
           </select>
         </Field>
         <AgentPicker value={agentId} onChange={(v) => setQuery({ days: String(days), agent_id: v })} />
-      </form>
+      </Filters>
       <Loaded load={data}>
         {(d) => {
           const byDay = new Map<string, Record<string, number>>();

@@ -9,6 +9,7 @@ import { useLoad } from '../lib/useLoad.ts';
 import { Field, Loaded, StatusBadge, Time } from '../components/ui.tsx';
 import { AgentPicker } from '../components/AgentPicker.tsx';
 import { Pager, usePager } from '../components/Pager.tsx';
+import { Filters } from '../components/Filters.tsx';
 
 // How a run started, as the run view's `source` names it.
 const SOURCES = ['trigger', 'trigger_and_wait', 'download', 'webhook', 'webhook_and_wait', 'register', 'ingest', 'zone', 'zone_wait', 'zone_download', 'replay', 'console'];
@@ -56,7 +57,7 @@ export function Runs() {
         <h1 id="runs-title">Runs</h1>
         <button type="button" onClick={page.reload}>Refresh</button>
       </div>
-      <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter runs">
+      <Filters label="Filter runs" active={Object.entries(values).filter(([k]) => k !== 'cursor').map(([, v]) => v).filter(Boolean).length}>
         <AgentPicker value={values.agent_id ?? ''} onChange={(v) => set('agent_id', v)} />
         <Field label="Status">
           <select value={values.status ?? ''} onChange={(e) => set('status', e.target.value)}>
@@ -77,7 +78,7 @@ export function Runs() {
             )}
           </Field>
         ))}
-      </form>
+      </Filters>
       <Loaded load={page} isEmpty={(p) => p.data.length === 0} empty="No runs match these filters.">
         {(p) => (
           <>
