@@ -20,7 +20,7 @@ const MAX_BATCHES = 100;
  * Runs per batch: a run is a wide row with seven indexes, its timeline, outbox rows and keys; a smaller batch keeps
  * each transaction short beside the requests writing runs (the bench's retention scenario).
  */
-const RUN_BATCH = 500;
+export const RUN_BATCH = 500;
 const DAY_MS = 86_400_000;
 
 export interface PruneResult {
