@@ -87,7 +87,7 @@ serveParent({
     rawDb = o.databaseUrl ? await openPostgres(o.databaseUrl, { poolSize: 20 }) : await openPGlite(o.pgliteDir ?? undefined);
     if (o.role === 'primary') await migrate(rawDb);
     const db = profiledDb(rawDb, profile);
-    // Run retention is on for the retention scenario's pruneExpired calls; no background work runs in the host.
+    // ARS_RUN_RETENTION_DAYS for the retention scenario's batches (scenarios/retention.ts); no background work runs here.
     const config = loadConfig({ LOG_LEVEL: o.logLevel, HOST: '127.0.0.1', PORT: '0', ARS_RUN_RETENTION_DAYS: '30' });
     ctx = await createContext({
       config,

@@ -54,5 +54,5 @@ export async function triggerDuringRetention(h: Harness, r: Report): Promise<voi
   while ((await h.call<number>(host, 'oldRuns')) > 0) await new Promise((done) => setTimeout(done, 2_000));
   const total = await h.call<number>(host, 'retentionStop');
   const s = (Date.now() - t1) / 1000;
-  r.note(`retention: the remaining ${left.toLocaleString('en-US')} old runs deleted alone in ${s.toFixed(0)} s (${rps(left / s)} runs); ${total.toLocaleString('en-US')} in all`);
+  r.note(`retention: the remaining ${left.toLocaleString('en-US')} old runs deleted alone in ${s.toFixed(0)} s (${Math.round(left / s).toLocaleString('en-US')} runs/s); ${total.toLocaleString('en-US')} in all`);
 }
