@@ -22,8 +22,7 @@ import { overlaps } from './stats.ts';
 import { CallProfile, profiledDb, profiledRuntimes } from './profiled.ts';
 import { buildBaselines, type Baselines } from './baselines.ts';
 import { seedAgents, seedOldRuns, seedRunningRuns, type SeedCounts } from './seed.ts';
-import { RUN_BATCH } from '../src/background/retention.ts';
-import { deleteFinishedRunsBefore } from '../src/runs/run-retention.ts';
+import { deleteOldRuns } from '../src/background/retention.ts';
 import { refreshRollup } from '../src/runs/run-rollup.ts';
 import type { FakeUrls, GcPause, HostProfile, MemorySample, Seeded } from './types.ts';
 
@@ -134,8 +133,9 @@ serveParent({
   },
 
   /**
-   * Starts the retention job's run batches back to back, as its passes run them through a backlog (a pass is up to
-   * 100 of them, the next ten minutes later): the same function, batch size and cutoff (ARS_RUN_RETENTION_DAYS).
+   * Starts the retention job's run deletion as its passes go through a backlog: the same function, batches and pauses
+   * between them, cutoff (ARS_RUN_RETENTION_DAYS); passes of one batch back to back, so stopping waits for one batch
+   * rather than a pass (the job's next pass would come ten minutes later).
    */
   retentionStart(): void {
     const c = need(ctx, 'retentionStart');
@@ -143,8 +143,7 @@ serveParent({
     const r: { on: boolean; loop: Promise<void>; deleted: number } = { on: true, loop: Promise.resolve(), deleted: retention?.deleted ?? 0 };
     r.loop = (async () => {
       while (r.on) {
-        const cutoff = new Date(Date.now() - c.config.lifecycle.runRetentionDays! * 86_400_000);
-        const { runs } = await deleteFinishedRunsBefore(c.db, cutoff, RUN_BATCH);
+        const { runs } = await deleteOldRuns(c, new Date(Date.now() - c.config.lifecycle.runRetentionDays! * 86_400_000), 1);
         r.deleted += runs;
         if (runs === 0) await new Promise((done) => setTimeout(done, 50));
       }
