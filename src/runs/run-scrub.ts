@@ -4,7 +4,7 @@
 // snapshot an outbox row carries for its webhook body. The figures the dashboard reads (status, outputs) are
 // untouched, and so is updated_at: nothing a reader of changes (the live feed, the rollup) cares about changed.
 //
-// The scrub walks runs_updated_idx from a cursor (run_scrub_cursor, migration 0020) up to the cutoff: a scrubbed run
+// The scrub walks runs_updated_idx from a cursor (run_scrub_cursor, migration 0021) up to the cutoff: a scrubbed run
 // keeps its updated_at, so it stays behind the cursor and is never read again; a run still active when the cursor
 // passed it moves past the cursor with its next write, and is looked at again once that write is older than the
 // cutoff. For a terminal run the cutoff counts from its last write: its completion, or a later output report.
