@@ -25,6 +25,7 @@ import { refuseUnstorableBodies } from './http/storable-body.ts';
 import { clientErrorHandler, serverTimeouts } from './http/slow-clients.ts';
 import { lazyChildLogger } from './http/lazy-request-logger.ts';
 import { logRequests, requestIdFrom } from './http/request-log.ts';
+import { traceRequests } from './http/request-trace.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -75,6 +76,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     reply.header('x-request-id', req.id);
     done();
   });
+  traceRequests(app); // the caller's trace context, and a span per request while spans are recorded
   logRequests(app, ctx.config.requestLog); // and the request metrics, once the answer has gone
   installErrorHandling(app);
   refuseUnstorableBodies(app);

@@ -56,7 +56,24 @@ export interface Config {
   consoleDir: string;
   /** The console's live run streams (GET /api/admin/runs/events). */
   liveStreams: LiveStreamSettings;
+  /** OpenTelemetry traces over OTLP (tracing/otlp-export.ts); null: none recorded (the standard OTEL_* variables). */
+  tracing: TracingSettings | null;
 }
+
+export interface TracingSettings {
+  /** Where spans are POSTed (OTLP over HTTP, protobuf): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  endpoint: string;
+  serviceName: string;
+  /** OTEL_TRACES_SAMPLER: which traces are recorded; `ratio` for the traceidratio samplers (OTEL_TRACES_SAMPLER_ARG). */
+  sampler: TraceSampler;
+  ratio: number;
+  /** OTEL_BSP_SCHEDULE_DELAY: spans are sent in batches at most this long after they end. */
+  scheduleDelayMs: number;
+}
+
+/** The standard sampler names we support (the OpenTelemetry SDK configuration's list, without the Jaeger one). */
+export const TRACE_SAMPLERS = ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio', 'always_on', 'always_off', 'traceidratio'] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 
 export interface LiveStreamSettings {
   /** A comment line this often keeps proxies and load balancers from closing an idle stream. */
@@ -210,9 +227,50 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       recheckMs: 5_000,
       pollMs: 2_000,
     },
+    tracing: tracingFrom(env, problems, oneOf, int),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * The OpenTelemetry SDK's standard variables (their names and meanings, not ours): traces are exported only when an
+ * OTLP endpoint is set and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none says otherwise. Only OTLP over
+ * HTTP with protobuf (the standard's default protocol) is offered; another protocol is refused rather than ignored.
+ * The exporter reads OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT and _COMPRESSION itself.
+ */
+function tracingFrom(
+  env: Record<string, string | undefined>,
+  problems: string[],
+  oneOf: <T extends string>(name: string, allowed: readonly T[], fallback: T) => T,
+  int: (name: string, fallback: number, min: number, max: number) => number,
+): TracingSettings | null {
+  const tracesEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || null;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT || null;
+  if (env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return null;
+  const exporter = env.OTEL_TRACES_EXPORTER || 'otlp';
+  if (exporter === 'none') return null;
+  if (exporter !== 'otlp') problems.push(`OTEL_TRACES_EXPORTER must be otlp or none (got "${exporter}")`);
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = env[name];
+    if (protocol && protocol !== 'http/protobuf') problems.push(`${name} must be http/protobuf, the only OTLP protocol offered (got "${protocol}")`);
+  }
+  const sampler = oneOf('OTEL_TRACES_SAMPLER', TRACE_SAMPLERS, 'parentbased_always_on');
+  const endpoint = tracesEndpoint ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : null);
+  if (endpoint === null) return null;
+  if (!/^https?:\/\/[^/]/.test(endpoint) || !URL.canParse(endpoint)) {
+    problems.push(`${tracesEndpoint ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'} must be an http(s) URL (got "${tracesEndpoint ?? base}")`);
+  }
+  const rawRatio = env.OTEL_TRACES_SAMPLER_ARG;
+  const ratio = rawRatio === undefined || rawRatio === '' ? 1 : Number(rawRatio);
+  if (!(ratio >= 0 && ratio <= 1)) problems.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "${rawRatio}")`);
+  return {
+    endpoint,
+    serviceName: env.OTEL_SERVICE_NAME || 'agent-run-service',
+    sampler,
+    ratio: ratio >= 0 && ratio <= 1 ? ratio : 1,
+    scheduleDelayMs: int('OTEL_BSP_SCHEDULE_DELAY', 5_000, 0, 3_600_000),
+  };
 }
 
 /**

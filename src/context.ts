@@ -25,6 +25,8 @@ import { ServiceMetrics } from './metrics/metrics.ts';
 import { LiveRunStreams } from './admin/live-streams.ts';
 import { pendingDeliveries } from './events/outbox-repo.ts';
 import { countActiveRuns } from './runs/runs-repo.ts';
+import { installTraceContext, traceFields, tracesExported } from './tracing/spans.ts';
+import { tracedDb } from './storage/traced-db.ts';
 
 export interface AppContext {
   config: Config;
@@ -76,7 +78,10 @@ export interface ContextOptions {
   logStream?: pino.DestinationStream;
 }
 
-export async function createContext(opts: ContextOptions): Promise<AppContext> {
+export async function createContext(options: ContextOptions): Promise<AppContext> {
+  installTraceContext();
+  // Each statement a span of its own only when spans are recorded (otherwise no wrapper at all).
+  const opts = tracesExported() ? { ...options, db: tracedDb(options.db) } : options;
   const log = createLogger(opts.config, opts.logStream);
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretBox(opts.masterKeys);
@@ -139,6 +144,6 @@ export async function stopContext(ctx: AppContext): Promise<void> {
 
 // buildApp hands this logger to Fastify, whose app.log is a child of it (adding Fastify's `res` serializer).
 function createLogger(config: Config, stream: pino.DestinationStream | undefined): FastifyBaseLogger {
-  const options: pino.LoggerOptions = { level: config.logLevel, serializers: logSerializers, redact: [...logRedactPaths] };
+  const options: pino.LoggerOptions = { level: config.logLevel, serializers: logSerializers, redact: [...logRedactPaths], mixin: traceFields };
   return stream ? pino(options, stream) : pino(options);
 }

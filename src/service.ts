@@ -14,6 +14,7 @@ import { createContext, stopContext } from './context.ts';
 import { buildApp } from './app.ts';
 import { startBackgroundWork } from './background/index.ts';
 import { settledWithin } from './lib/within.ts';
+import { startTraceExport } from './tracing/otlp-export.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -67,6 +68,8 @@ async function startHolding(
   const db = await openDbAtStart(config, say, (err) => onDbError(err));
   opened(db);
   await migrate(db);
+  // Before the context: it traces the database's statements only if spans are recorded.
+  const traces = config.tracing ? await startTraceExport(config.tracing) : null;
   const ctx = await createContext({ config, db, masterKeys: secrets.masterKeys, adminToken: secrets.adminToken, logStream: opts.logStream });
   onDbError = (err) => ctx.log.warn({ code: (err as { code?: unknown }).code, reason: err.message }, 'database connection error; reconnecting');
   const app = await buildApp(ctx);
@@ -83,6 +86,10 @@ async function startHolding(
       await stopContext(ctx); // what is still held is handed back
       await db.close();
       await lock?.release(); // the data folder is free for the next process only once the database is closed
+      // The last spans, for a few seconds at most: an unreachable collector must not hold the exit.
+      if (traces && !(await settledWithin(traces.shutdown().catch((err: unknown) => ctx.log.warn({ err }, 'traces: the last spans could not be sent')), TRACE_FLUSH_MS))) {
+        ctx.log.warn({ ms: TRACE_FLUSH_MS }, 'traces: the last spans were not sent in time; dropped');
+      }
       return { handedBack };
     })());
   try {
@@ -92,9 +99,13 @@ async function startHolding(
     await stop(Date.now() + 5_000);
     throw listenError(err, config.host, config.port) ?? err;
   }
-  app.log.info({ storage: db.driver, publicUrl: config.publicUrl, sealingKeyId: ctx.secrets.currentKeyId }, 'agent run service ready');
+  const tracesTo = config.tracing ? new URL(config.tracing.endpoint).origin : null; // the origin: a path or query may hold a key
+  app.log.info({ storage: db.driver, publicUrl: config.publicUrl, sealingKeyId: ctx.secrets.currentKeyId, tracesTo }, 'agent run service ready');
   return { app, generatedAdminToken: secrets.generatedAdminToken, stop };
 }
+
+/** How long the drain waits for the last spans to reach the collector. */
+const TRACE_FLUSH_MS = 3_000;
 
 /** Binds host:port for a moment, so that a port in use is said before any key or token is generated. */
 async function assertPortFree(host: string, port: number): Promise<void> {

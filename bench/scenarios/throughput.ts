@@ -90,3 +90,29 @@ export async function rateLimitedThroughput(h: Harness, r: Report): Promise<void
   r.note(`429 statuses — service: ${statusLine(res.service)}; hello baseline: ${statusLine(res.baseline)}`);
   for (const l of [...costLines('429 service', res.service), ...costLines('hello baseline', res.baseline)]) r.note(l);
 }
+
+/**
+ * Issue 39 item 2: what a caller's `traceparent` costs /trigger when no OTLP exporter is configured — the request
+ * then runs in the caller's context (AsyncLocalStorage) so the runtime call and the run carry it on, and the run
+ * stores it (one more INSERT). The requests without one are the /trigger figure's own path: they enter no context.
+ * Run last: once one request has entered a context, Node 22 keeps async-context tracking on for the process.
+ */
+export async function traceContextThroughput(h: Harness, r: Report): Promise<void> {
+  const name = '/trigger with a caller\'s traceparent vs without (no exporter)';
+  if (!(await routeAvailable(h.primary.service, 'POST', '/api/agents/1/runs/trigger'))) return r.skipped(name, '/trigger not available', '≥ 90%');
+  const body = JSON.stringify({ input: { bench: true } });
+  const request = (a: { id: number; ingestKey: string }, i: number, traced: boolean): ReqSpec => ({
+    method: 'POST',
+    path: `/api/agents/${a.id}/runs/trigger`,
+    headers: { ...json(a.ingestKey), ...(traced ? { traceparent: `00-${(i + 1).toString(16).padStart(32, '0')}-${(i + 1).toString(16).padStart(16, '0')}-01` } : {}) },
+    body,
+  });
+  const traced = h.seeded.task.map((a, i) => request(a, i, true));
+  const plain = h.seeded.task.map((a, i) => request(a, i, false));
+  await h.call(h.fakes, 'autoPrune', true);
+  const res = await compareThroughput(h, { inst: h.primary, origin: h.primary.service, requests: traced }, { inst: h.primary, origin: h.primary.service, requests: plain }, 'traceparent');
+  await h.call(h.fakes, 'autoPrune', false);
+  ratioFigure(r, name, res.service, res.baseline, 0.9, '201');
+  r.add({ name: '/trigger p99 with and without a traceparent', service: ms(res.service.latency.p99), baseline: ms(res.baseline.latency.p99), verdict: 'INFO' });
+  for (const l of [...costLines('traced /trigger', res.service), ...costLines('untraced /trigger', res.baseline)]) r.note(l);
+}

@@ -1,14 +1,24 @@
 // The shell: who is signed in (GET /api/session), the header and navigation, and the page for the current path.
 // Unauthenticated visits go to /sign-in?next=<where they were going> and come back after signing in.
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { sessionApi, type SessionView } from './api/session.ts';
 import { api, ApiFailure, unwrap } from './api/client.ts';
 import { Link, navigate, useLocation } from './lib/router.tsx';
 import { accessOf, SessionContext } from './lib/session.tsx';
 import { pageFor } from './pages/routes.tsx';
+import { useConnection, useRunStream, type Connection } from './lib/events.ts';
 import { SignIn } from './pages/SignIn.tsx';
 
-type Who = { state: 'checking' } | { state: 'out' } | { state: 'in'; session: SessionView } | { state: 'error'; message: string };
+/** `ended`: the session stopped being accepted while in use (signed out elsewhere, expired, revoked). */
+type Who = { state: 'checking' } | { state: 'out'; ended?: boolean } | { state: 'in'; session: SessionView } | { state: 'error'; message: string };
+
+const CONNECTION_LABEL: Readonly<Record<Connection, string>> = {
+  connecting: 'Connecting…',
+  live: '● Live',
+  reconnecting: 'Reconnecting…',
+  offline: 'Offline',
+  unavailable: 'Live updates off',
+};
 
 export function App() {
   const { path } = useLocation();
@@ -33,7 +43,7 @@ export function App() {
   }, [platformAdmin]);
   // Any API call answered 401 (session expired, signed out elsewhere) sends the user back to sign in.
   useEffect(() => {
-    const out = () => setWho({ state: 'out' });
+    const out = () => setWho({ state: 'out', ended: true });
     window.addEventListener('ars:signed-out', out);
     return () => window.removeEventListener('ars:signed-out', out);
   }, []);
@@ -45,9 +55,26 @@ export function App() {
     });
   }, []);
 
+  useRunStream(who.state === 'in'); // one live stream for every page while signed in
+  const connection = useConnection();
+  const ended = who.state === 'out' && who.ended === true;
   useEffect(() => {
-    if (who.state === 'out' && path !== '/sign-in') navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
-  }, [who.state, path]);
+    if (who.state !== 'out' || path === '/sign-in') return;
+    // Issue 40 item 6: a session that ended under an open page says so on the sign-in page.
+    navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}${ended ? '&reason=session-ended' : ''}`, { replace: true });
+  }, [who.state, path, ended]);
+
+  // Issue 40 item 6: after a navigation keyboard focus moves to the new page (it stayed on <body>, or on a link
+  // of the page that is gone), so a screen reader announces it and Tab starts from its top.
+  const main = useRef<HTMLElement>(null);
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    main.current?.focus({ preventScroll: true });
+  }, [path]);
 
   if (who.state === 'checking') return <p className="muted page" role="status">Loading…</p>;
   if (who.state === 'error') {
@@ -78,12 +105,18 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <span className={`live live-${connection}`} role="status" title="Live run updates">{CONNECTION_LABEL[connection]}</span>
         <div className="who">
           <span title={user.email ?? undefined}>{user.name ?? user.email ?? 'Platform admin'}</span>
           <button type="button" onClick={signOut}>Sign out</button>
         </div>
       </header>
-      <main className="page" id="main" tabIndex={-1}>{page}</main>
+      {connection === 'offline' && (
+        <p className="notice error outage" role="alert">
+          The service cannot be reached. This page shows what it last loaded and updates again when the service is back.
+        </p>
+      )}
+      <main className="page" id="main" tabIndex={-1} ref={main}>{page}</main>
     </SessionContext.Provider>
   );
 }

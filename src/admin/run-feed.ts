@@ -8,6 +8,7 @@ import type { Db } from '../storage/db.ts';
 import { RUN_EVENTS_CHANNEL } from '../runs/run-announcements.ts';
 import type { RunStatus } from '../runs/run-states.ts';
 import { newestRunChange, runsChangedSince, type RunChange } from '../runs/run-changes.ts';
+import { inBackground } from '../tracing/spans.ts';
 
 /** `orgIds` null: every organization (the platform admin). */
 export interface FeedFilter {
@@ -105,7 +106,7 @@ export class RunFeed {
     this.cursor = await this.newest();
     this.midBacklog = true; // after the newest row exactly: nothing up to it is news
     if (this.closed) return;
-    this.timer = setInterval(() => this.read(), this.pollMs);
+    this.timer = setInterval(() => inBackground(() => this.read()), this.pollMs);
     this.timer.unref();
   }
 
@@ -134,7 +135,7 @@ export class RunFeed {
     if (this.nudgeTimer || this.closed) return;
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = null;
-      this.read();
+      inBackground(() => this.read());
     }, NUDGE_DELAY_MS);
     this.nudgeTimer.unref();
   }

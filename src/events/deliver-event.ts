@@ -8,6 +8,7 @@ import { markDelivered, markGivenUp, scheduleRetry } from './outbox-repo.ts';
 import type { RunRow } from '../runs/runs-repo.ts';
 import type { OutboundClient, OutboundResult } from '../lib/safe-http.ts';
 import { signWebhook } from './standard-webhooks.ts';
+import { contextOfTraceparent, startClientSpan } from '../tracing/spans.ts';
 import { sealedAt } from '../storage/sealed-columns.ts';
 import { toAdminRunView, type AdminRunView } from '../runs/run-view.ts';
 
@@ -87,7 +88,10 @@ export async function deliverEvent(
     ctx.log.error({ err, outboxId: row.id }, 'webhook action event cannot be signed');
     return failed(ctx, row, lease, now, 'event cannot be signed (signing secret unreadable)', true, random);
   }
-  const result = await client.post(row.action_url, body, { 'content-type': 'application/json', ...headers });
+  // In the trace the run was started in, when it was started in one: the receiver's work joins it.
+  const span = startClientSpan('webhook delivery', { 'ars.run_id': row.run_id ?? 0, 'ars.event': row.event }, contextOfTraceparent(row.traceparent));
+  const result = await client.post(row.action_url, body, { ...span.headers, 'content-type': 'application/json', ...headers });
+  span.end(result.ok ? { status: result.status } : { status: result.status, error: result.reason });
   if (result.ok) return settle(await markDelivered(ctx.db, row.id, lease, now), 'delivered');
   return failed(ctx, row, lease, now, describe(result), isWorthRetrying(result), random);
 }

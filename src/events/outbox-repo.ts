@@ -25,6 +25,8 @@ export interface OutboxRow {
 export interface ClaimedDelivery extends OutboxRow {
   action_url: string | null;
   action_secret_enc: string | null;
+  /** The trace the run was started in (run_traces), carried to the receiver; null when none. */
+  traceparent: string | null;
 }
 
 export async function claimDueDeliveries(q: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
@@ -41,7 +43,8 @@ export async function claimDueDeliveries(q: Queryable, now: Date, leaseUntil: Da
      FROM due WHERE o.id = due.id
      RETURNING o.*,
        (SELECT wa.url FROM webhook_actions wa WHERE wa.id = o.webhook_action_id) AS action_url,
-       (SELECT wa.signing_secret_enc FROM webhook_actions wa WHERE wa.id = o.webhook_action_id) AS action_secret_enc`,
+       (SELECT wa.signing_secret_enc FROM webhook_actions wa WHERE wa.id = o.webhook_action_id) AS action_secret_enc,
+       (SELECT rt.traceparent FROM run_traces rt WHERE rt.run_id = o.run_id) AS traceparent`,
     [now, leaseUntil, limit],
   );
   return rows;

@@ -64,7 +64,28 @@ export function installErrorHandling(app: FastifyInstance): void {
     return sendError(reply, apiError);
   });
   app.setNotFoundHandler((req, reply) => {
+    // A browser that lands on a page nobody serves gets a page (issue 40 item 6: it showed raw JSON); every API
+    // client, and anything under /api, gets the JSON error.
+    if (wantsPage(req)) {
+      return reply.code(404).header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").header('cache-control', 'no-store').type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
+    }
     // The path may hold a webhook token (spec 4.6): echoed masked, like in the logs.
     reply.code(404).send(errorBody(new ApiError('not_found', `no route for ${req.method} ${redactUrl(req.url.split('?')[0]!)}`), req.id));
   });
 }
+
+/** A GET from a browser navigating (it prefers HTML) to a path outside the API. */
+function wantsPage(req: FastifyRequest): boolean {
+  if (req.method !== 'GET' || req.url.startsWith('/api/') || req.url === '/api') return false;
+  const accept = req.headers.accept ?? '';
+  return /\btext\/html\b/.test(accept);
+}
+
+/** No script, nothing from the request echoed: the path could hold a secret. */
+const NOT_FOUND_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Page not found · Agent Run Service</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1a1a1a}a{color:#0b57d0}</style></head>
+<body><main><h1>Page not found</h1>
+<p>Nothing is served at this address.</p>
+<p><a href="/runs">Open the console</a> · <a href="/docs">API reference</a></p></main></body></html>
+`;

@@ -2,7 +2,7 @@
 // module holds what no route knows: info, servers, tags, the security schemes (one per credential), the headers
 // every answer shares, and the finishing touches below. Served at /openapi.json (routes/docs.ts) and committed as
 // docs/openapi.json (`npm run openapi`), so an SDK can be generated from the repository alone.
-import { readFileSync } from 'node:fs';
+import { serviceVersion } from '../lib/service-version.ts';
 import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -57,15 +57,13 @@ const DESCRIPTION = `Starts, tracks and records runs of AI agents on n8n (workfl
   the secret \`webhookToken\` path segment is the credential, and the whole URL must be kept secret.
 - **Errors**: every error answer is \`{error, code, requestId}\` plus \`runId\` where a run exists; \`code\` is one
   of a closed list, and the status follows from it. Every answer carries \`x-request-id\`.
+- **Tracing**: a W3C \`traceparent\` (and \`tracestate\`) is accepted on every endpoint and passed on to the runtime
+  calls and webhook deliveries of the run it starts; \`X-Request-Id\` of 1-128 safe characters is kept and echoed.
 - **Rate limits**: fixed one-minute buckets per agent (or user); limited answers carry \`RateLimit-Limit\`,
   \`RateLimit-Remaining\` and \`RateLimit-Reset\`, a 429 adds \`Retry-After\`.
 - **Synchronous calls** hold the answer for at most the wait window (\`timeoutMs\`, default 60 s, at most 5 min);
   when it ends first the answer is a 202 with \`timedOut: true\` and the run goes on.`;
 
-/** The service's version: read from package.json, not imported (src/ imports only src/, test/architecture.test.ts). */
-function serviceVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
 
 /** Registers the generator (before any route, so it sees them all) and the shared components. */
 export async function registerOpenApi(app: FastifyInstance, extraComponents: readonly TSchema[]): Promise<void> {

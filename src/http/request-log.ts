@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { redactUrl } from './log-redaction.ts';
+import { requestTraceFields } from './request-trace.ts';
 import type { RequestLogSetting } from '../config.ts';
 
 
@@ -62,6 +63,7 @@ export function logRequests(app: FastifyInstance, setting: RequestLogSetting): v
         ms: Math.round(reply.elapsedTime * 10) / 10,
         ...(req.agent && { agentId: req.agent.id }),
         ...(runId !== undefined && { runId }),
+        ...requestTraceFields(req),
         ...req.failure?.fields,
       };
       const level = req.failure?.level ?? (status >= 500 ? 'warn' : 'info');

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { inBackground } from '../tracing/spans.ts';
 
 /** Runs `work` every ~intervalMs (±10% jitter), never overlapping itself; stop() waits for a running pass. */
 export class Sweeper {
@@ -21,7 +22,8 @@ export class Sweeper {
   /** Runs one pass now (tests, and a nudge after a relevant write). */
   async runOnce(): Promise<void> {
     if (this.running) return this.running;
-    this.running = this.work()
+    // Never in the context of the request that nudged it (tracing/spans.ts).
+    this.running = inBackground(() => this.work())
       .then(() => undefined)
       .catch((err: unknown) => this.log.error({ err, sweeper: this.name }, 'sweep failed'))
       .finally(() => (this.running = null));

@@ -2,7 +2,7 @@
 // prom-client's global one, so two instances in one process (tests) share nothing. Every label value comes from a
 // closed set (statuses, the paths below, route patterns, outcome kinds): never a run, agent or tenant id, a tenant
 // name or a URL, so /metrics leaks nothing about tenants and its series stay few.
-import { readFileSync } from 'node:fs';
+import { serviceVersion } from '../lib/service-version.ts';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { addScrapeGauges, type ScrapeSources } from './scrape-gauges.ts';
 import { TERMINAL_STATUSES } from '../schemas/run-status.ts';
@@ -42,14 +42,6 @@ const RUN_DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200,
 const QUEUE_WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
 
-/** The service's version, from the package.json two folders up (src/metrics/ and dist/metrics/ alike). */
-function serviceVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 /** What a terminal run row tells the run histograms. */
 interface FinishedRun {

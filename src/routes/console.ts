@@ -61,7 +61,9 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   const root = app.ctx.config.consoleDir;
   // serve: false — the routes are declared below, so the same routes exist whether or not the console is built
   // (the auth matrix and the OpenAPI check see one app); sendFile still guards against paths leaving `root`.
-  await app.register(fastifyStatic, { root, serve: false, suppressWarning: true });
+  // preCompressed: the build writes each asset's .br and .gz beside it (console/vite.config.ts); the one the browser
+  // accepts is sent, with Content-Encoding and Vary (issue 40 item 8: 280 KB of script went uncompressed).
+  await app.register(fastifyStatic, { root, serve: false, suppressWarning: true, preCompressed: true });
 
   // Checked per request, not at start: `npm run console:build` on a running service takes effect on reload. The
   // page is read again only when the file changed.

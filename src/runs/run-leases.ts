@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Queryable } from '../storage/db.ts';
 import type { Clock } from '../lib/clock.ts';
 import { withExternalRunId, type RunRow } from './runs-repo.ts';
+import { inBackground } from '../tracing/spans.ts';
 
 /** The runs whose runtime calls this instance holds, with their leases kept in the future. */
 export class RunLeases {
@@ -31,7 +32,8 @@ export class RunLeases {
   hold(runId: number): () => void {
     this.#held.set(runId, (this.#held.get(runId) ?? 0) + 1);
     // Renewed a third of a lease apart: a renewal can fail twice before the lease lapses.
-    this.#timer ??= setInterval(() => void this.#renew(), Math.max(100, Math.floor(this.leaseMs / 3))).unref();
+    // Armed by whichever request holds the first lease: its renewals are the instance's, not that request's (background).
+    this.#timer ??= setInterval(() => void inBackground(() => this.#renew()), Math.max(100, Math.floor(this.leaseMs / 3))).unref();
     let released = false;
     return () => {
       if (released) return;

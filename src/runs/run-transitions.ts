@@ -9,6 +9,7 @@ import type { TransitionPath } from '../metrics/metrics.ts';
 import { allowedFrom, classifyRefusal, type RunEvent, type RunStatus } from './run-states.ts';
 import { findRun, jsonParam, withExternalRunId, type RunRow, type WaitState } from './runs-repo.ts';
 import { announced } from './run-announcements.ts';
+import { traceStatusChange } from './run-traces.ts';
 
 /** Fields a transition may write besides status. `undefined` leaves a column as it is. */
 export interface RunPatch {
@@ -62,6 +63,7 @@ export async function countedTransition(
   if (moved) {
     delete moved.notified;
     delete moved.prior_status;
+    await traceStatusChange(q, moved, t.via);
     return { kind: 'applied', run: moved };
   }
   const current = await findRun(q, t.runId);

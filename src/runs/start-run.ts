@@ -2,6 +2,8 @@
 // Every starting endpoint (trigger, the synchronous ones, webhooks, zones) goes through prepareRun, and all but
 // the download through startRun, so the payload and the failure handling are the same everywhere.
 import type { AppContext } from '../context.ts';
+import { activeTraceparent } from '../tracing/spans.ts';
+import { saveRunTrace } from './run-traces.ts';
 import type { AgentRow } from '../agents/agents-repo.ts';
 import { isOverLimit, type OverLimit, type RateGuard } from '../rate-limits/rate-guard.ts';
 import { insertRun, recordTriggered, type RunHead, type RunInsertCompanion, type RunRow } from './runs-repo.ts';
@@ -74,6 +76,9 @@ export async function prepareRun(ctx: AppContext, args: StartRunArgs): Promise<P
   }, args.guard ?? null, args.keyClaim);
   if (isOverLimit(run)) return run;
   ctx.metrics.entered('start', run.status);
+  // The request's trace context (the caller's, or its span's), for the run's later work: only when there is one.
+  const traceparent = activeTraceparent();
+  if (traceparent) await saveRunTrace(ctx.db, run.id, traceparent);
   // Built field by field: the agent key is never part of a payload (spec 2.3). The deployment id lets recovery
   // find this very run at a runtime other deployments may share (decisions.md "Recovering lost runs"); the URLs
   // tell the task where to report and resolve (decisions.md "Task payload").

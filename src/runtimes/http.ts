@@ -7,6 +7,7 @@ import type { RuntimeCallMetrics } from '../metrics/metrics.ts';
 import { RUNTIME_CALLS, type RuntimeCallName } from './runtime-calls.ts';
 import { settledWithin } from '../lib/within.ts';
 import { fetchWhole } from './whole-answer.ts';
+import { startClientSpan } from '../tracing/spans.ts';
 
 export interface HttpTimeouts {
   /** TCP (and TLS) connect. A runtime that cannot be reached is reported within this. */
@@ -112,26 +113,32 @@ export class RuntimeHttp {
 
   /** One API round trip, read whole (up to maxJsonBytes). Expected failures come back as values. */
   call(req: ApiRequest): Promise<Outcome<ApiResponse>> {
-    return this.measured(req.what, () => this.#roundTrip(req));
+    return this.measured(req.what, (traceHeaders) => this.#roundTrip(req, traceHeaders));
   }
 
   /**
    * Records one runtime call's duration and outcome under `what`, however it was made: through `call`, or through
    * the SSRF-guarded client (a presigned output URL the runtime handed us).
    */
-  async measured<T extends { status: number }>(what: RuntimeCallName, exchange: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
-    if (!this.#metrics) return exchange();
-    const started = performance.now();
-    const res = await exchange();
+  async measured<T extends { status: number }>(
+    what: RuntimeCallName,
+    exchange: (traceHeaders: Record<string, string>) => Promise<Outcome<T>>,
+  ): Promise<Outcome<T>> {
     const { runtime, operation } = RUNTIME_CALLS[what];
+    // A CLIENT span while spans are recorded; its traceparent (or the caller's, passed on) goes with the call.
+    const span = startClientSpan(what, { 'ars.runtime.kind': runtime, 'ars.runtime.operation': operation });
+    const started = performance.now();
+    const res = await exchange(span.headers);
+    span.end(res.ok ? { status: res.value.status } : { error: res.failure.kind });
+    if (!this.#metrics) return res;
     const outcome = !res.ok ? res.failure.kind : res.value.status >= 200 && res.value.status < 300 ? 'ok' : 'http_error';
     this.#metrics.runtimeCall(runtime, operation, outcome, (performance.now() - started) / 1000);
     return res;
   }
 
-  async #roundTrip(req: ApiRequest): Promise<Outcome<ApiResponse>> {
+  async #roundTrip(req: ApiRequest, traceHeaders: Record<string, string>): Promise<Outcome<ApiResponse>> {
     const { headersMs, bodyMs } = this.timeouts;
-    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    const headers: Record<string, string> = { accept: 'application/json', ...traceHeaders, ...req.headers };
     let body: string | undefined;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);

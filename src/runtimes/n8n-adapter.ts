@@ -5,6 +5,7 @@ import type {
   FoundRun, InvokeArgs, Invoked, Outcome, RunMarker, RemoteStatus, RuntimeAdapter, RuntimeConnection, RuntimeFailure, RuntimeLogEntry,
   StreamStart, WaitpointState, WorkflowAnswer,
 } from './runtime-adapter.ts';
+import { startClientSpan } from '../tracing/spans.ts';
 import { wirePayload } from './runtime-adapter.ts';
 import { openStream } from './upstream-stream.ts';
 import { fail, headerRecord, joinUrl, RuntimeHttp, runtimeMessage, transportFailure, unbuildableUrl, type ApiResponse } from './http.ts';
@@ -50,14 +51,17 @@ export class N8nAdapter implements RuntimeAdapter {
   async invoke(args: InvokeArgs): Promise<Outcome<Invoked>> {
     const url = webhookUrl(args.runtime, args.target);
     if (!url) return fail('rejected', 'n8n webhook: invalid base URL or webhook path');
+    // The span lasts as long as the call is held: until n8n answers (the workflow's Respond node, or its end).
+    const span = startClientSpan('n8n webhook', { 'ars.runtime.kind': 'workflow', 'ars.runtime.operation': 'invoke' });
     const call = startHeldCall(this.#http, {
       url,
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: { ...span.headers, 'content-type': 'application/json', accept: 'application/json' },
       body: Buffer.from(JSON.stringify(wirePayload(args.payload))),
       signal: args.signal,
       maxBytes: this.#maxAnswerBytes,
       what: 'n8n webhook',
     });
+    void call.answer.then((o) => span.end(o.ok ? { status: o.value.status } : { error: o.failure.kind }));
     const accepted = await call.accepted;
     if (!accepted.ok) return accepted;
     const answer = call.answer.then((o) => toWorkflowAnswer(o, call.abortedByCaller()));
@@ -76,17 +80,20 @@ export class N8nAdapter implements RuntimeAdapter {
     const onAbort = (): void => relay.abort();
     args.signal?.addEventListener('abort', onAbort, { once: true });
     const { heldCallMaxMs, streamIdleMs } = this.#http.timeouts;
+    // Until the answer begins (the stream's bytes are the download's, measured by the request's own span).
+    const span = startClientSpan('n8n webhook', { 'ars.runtime.kind': 'workflow', 'ars.runtime.operation': 'invoke_stream' });
     try {
       // undici's dispatch, not request: the bytes go straight from the parser to the caller (upstream-stream.ts).
       const res = await openStream(this.#http.dispatcher, {
         url,
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { ...span.headers, 'content-type': 'application/json' },
         body: JSON.stringify(wirePayload(args.payload)),
         signal: relay.signal,
         headersTimeout: heldCallMaxMs,
         bodyTimeout: streamIdleMs,
       });
+      span.end({ status: res.status });
       const headers = headerRecord(res.headers);
       const type = headers['content-type'] ?? '';
       // Only an announced empty body can be judged here; a chunked empty body is seen by the route as 0 bytes.
@@ -102,6 +109,7 @@ export class N8nAdapter implements RuntimeAdapter {
         },
       };
     } catch (err) {
+      span.end({ error: relay.signal.aborted ? 'timeout' : 'unreachable' });
       if (relay.signal.aborted) return fail('timeout', `n8n webhook: ${ABORTED_MESSAGE}`);
       return { ok: false, failure: transportFailure(err, 'n8n webhook') };
     } finally {

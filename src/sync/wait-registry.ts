@@ -7,6 +7,7 @@ import { findRunStatuses, findTerminalAmong } from '../runs/runs-repo.ts';
 import type { RunStatus } from '../runs/run-states.ts';
 import type { RunWatch } from '../runs/run-watch.ts';
 import { within } from '../lib/within.ts';
+import { inBackground } from '../tracing/spans.ts';
 
 /** Default backstop period: one query per tick for all of this instance's waits. */
 export const DEFAULT_BACKSTOP_MS = 1_500;
@@ -121,7 +122,7 @@ export class WaitRegistry {
 
   private arm(): void {
     if (this.timer || this.ticking || this.counts.size === 0) return;
-    this.timer = setTimeout(() => void this.tick(), this.periodMs);
+    this.timer = setTimeout(() => void inBackground(() => this.tick()), this.periodMs);
     this.timer.unref();
   }
 

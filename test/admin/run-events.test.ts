@@ -310,10 +310,11 @@ describe('issue 35 finding 3: a live stream ends when its right does', () => {
     const other = await seedAgent(t, { orgId: otherOrg });
     const s = await Stream.open(`${base}/api/admin/runs/events`, asUser(token));
     await s.until(live);
-    const before = await insertRun(t.db, { agentId: other.agent.id, status: 'queued', source: 'trigger', now: new Date() });
-    // The feed has read that run (an admin's stream sees it) before the user joins: otherwise a loaded machine can
-    // run the membership recheck first, and the run, read later, is then rightly the member's to see.
+    // The feed has read the next run (an admin's stream, open before it, sees it) before the user joins: otherwise a
+    // loaded machine can run the membership recheck first, and the run, read later, is then rightly the member's.
     const watcher = await Stream.open(`${base}/api/admin/runs/events`);
+    await watcher.until(live);
+    const before = await insertRun(t.db, { agentId: other.agent.id, status: 'queued', source: 'trigger', now: new Date() });
     await watcher.until(hasEvent(before.id, 'queued'));
     watcher.close();
     const added = await t.app.inject({ method: 'POST', url: `/api/admin/orgs/${otherOrg}/members`, headers: admin, payload: { user_id: userId, role: 'member' } });

@@ -9,6 +9,11 @@ test('a member resumes the waiting run from the review page on a phone', async (
   const card = page.getByRole('form', { name: `Resume run ${seeded.runs.waiting}` });
   await expect(card).toBeVisible();
   await expect(card.getByRole('button', { name: 'Approve' })).toBeVisible();
+  // Issue 40 item 7: "Waiting since" is when the wait began (the timeline's waiting entry), not the run's creation.
+  const detail = await apiGet(page, `/api/admin/runs/${seeded.runs.waiting}`);
+  const since = [...detail.timeline].reverse().find((t: { status: string }) => t.status === 'waiting').at;
+  expect(since).not.toBe(detail.created_at);
+  await expect(page.getByRole('listitem').filter({ has: card }).getByText('Waiting since').locator('time')).toHaveAttribute('datetime', since);
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
   await shot(page, 'review-phone');
   await card.getByRole('button', { name: 'Approve' }).click();

@@ -100,3 +100,50 @@ test('a platform admin’s pages: organizations, users and runtimes', async ({ p
     await shot(page, `admin-${tab}`);
   }
 });
+
+test('issue 40 items 5 and 6: the header shows the live connection; an outage is a banner, and the pages come back with the service', async ({ page }) => {
+  // The run stream at the network boundary: while `up`, each connection opens and (as a proxy cutting idle streams
+  // would) ends at once, and the browser reconnects 300 ms later; while down, every connection fails.
+  let up = true;
+  await page.route('**/api/admin/runs/events', (route) =>
+    up ? route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }, body: 'retry: 300\n\n' }) : route.abort('connectionrefused'),
+  );
+  await signIn(page, seeded.member.token);
+  const status = page.getByRole('banner').getByRole('status');
+  await expect(status).toHaveText(/● Live|Reconnecting…/);
+  up = false;
+  await expect(page.getByRole('alert')).toContainText('The service cannot be reached', { timeout: 20_000 });
+  await expect(status).toHaveText('Offline');
+  await shot(page, 'outage');
+  up = true;
+  await expect(page.getByText('The service cannot be reached')).toHaveCount(0, { timeout: 20_000 });
+  await expect(status).toHaveText(/● Live|Reconnecting…/);
+});
+
+test('issue 40 item 5: against the real service the stream stays live', async ({ page }) => {
+  await signIn(page, seeded.member.token);
+  await expect(page.getByRole('banner').getByRole('status')).toHaveText('● Live');
+});
+
+test('issue 40 item 7: "Run now" on an agent whose runtime cannot be reached links to the failed run', async ({ page }) => {
+  const admin = { authorization: `Bearer ${seeded.adminToken}`, 'content-type': 'application/json' };
+  const runtime = await page.request.post('/api/admin/runtimes', {
+    headers: admin, data: { org_id: seeded.orgs.acme, name: `unreachable ${Date.now()}`, kind: 'task', base_url: 'http://127.0.0.1:9', api_key: 'tr_dev_unreachable' },
+  });
+  expect(runtime.status()).toBe(201);
+  const agent = await page.request.post('/api/admin/agents', {
+    headers: admin, data: { org_id: seeded.orgs.acme, name: 'Runtime down', managed_by: 'platform', status: 'active', runtime_id: (await runtime.json()).id, target: 'my-task' },
+  });
+  expect(agent.status()).toBe(201);
+  const agentId = (await agent.json()).id as number;
+  await signIn(page, seeded.adminToken);
+  await page.goto(`/agents/${agentId}`);
+  await page.getByText('Run now').click();
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page.getByRole('alert')).toContainText('runtime');
+  const link = page.getByRole('link', { name: /^Open run #\d+$/ });
+  await expect(link).toBeVisible();
+  await link.click();
+  await expect(page).toHaveURL(/\/runs\/\d+$/);
+  await expect(page.getByText('failed').first()).toBeVisible();
+});

@@ -45,3 +45,29 @@ for (const r of roles) {
     await expect(page).toHaveURL(/\/sign-in/);
   });
 }
+
+test('issue 40 item 6: a session that ends under an open page sends you to sign in, saying why', async ({ page }) => {
+  await signIn(page, seeded.member.token);
+  // Signed out elsewhere: the same session ended by another tab (the cookie is the page's own).
+  const ended = await page.request.delete('/api/session', { headers: { origin: new URL(page.url()).origin } });
+  expect(ended.status()).toBe(204);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents' }).click();
+  await expect(page).toHaveURL(/\/sign-in\?next=%2Fagents&reason=session-ended$/);
+  await expect(page.getByRole('status')).toContainText('Your session has ended');
+});
+
+test('issue 40 item 6: a fresh visit without a session says nothing about an ended one', async ({ page }) => {
+  await page.goto('/agents');
+  await expect(page).toHaveURL(/\/sign-in\?next=%2Fagents$/);
+  await expect(page.getByText('Your session has ended')).toHaveCount(0);
+});
+
+test('issue 40 item 6: after a navigation, keyboard focus is on the new page, not left on <body>', async ({ page }) => {
+  await signIn(page, seeded.member.token);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
+  await expect(page).toHaveURL(/\/audit$/);
+  await expect(page.locator('main#main')).toBeFocused();
+  // Tab then goes to the page's first control, not back to the top of the document.
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate(() => document.activeElement?.closest('main')?.id ?? document.activeElement?.tagName)).toBe('main');
+});

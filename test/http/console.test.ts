@@ -1,6 +1,7 @@
 // Issue 14: the service serves its web console at / (src/routes/console.ts). Runs against a fixture build
 // (ARS_CONSOLE_DIR), so it needs neither a browser nor `npm run console:build`, and against a missing one.
 import path from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { consoleCsp } from '../../src/routes/console.ts';
@@ -62,6 +63,41 @@ describe('issue 14: the console', () => {
     expect(escape.statusCode).toBeGreaterThanOrEqual(400); // refused (400/403/404), whichever layer sees it first
     expect(escape.statusCode).toBeLessThan(500);
     expect(escape.body).not.toContain('agent-run-service');
+  });
+
+  it('issue 40 item 8: an asset goes precompressed — brotli or gzip as the browser accepts, plain otherwise — and stays immutable', async () => {
+    const plain = await built.app.inject({ method: 'GET', url: '/assets/app-fixture1.js' });
+    const original = plain.rawPayload;
+    for (const [accept, encoding, decode] of [
+      ['gzip, deflate, br, zstd', 'br', brotliDecompressSync],
+      ['gzip', 'gzip', gunzipSync],
+    ] as const) {
+      const res = await built.app.inject({ method: 'GET', url: '/assets/app-fixture1.js', headers: { 'accept-encoding': accept } });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-encoding'], accept).toBe(encoding);
+      expect(res.headers.vary).toMatch(/accept-encoding/i);
+      expect(res.headers['content-type']).toMatch(/javascript/);
+      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(decode(res.rawPayload).equals(original), accept).toBe(true);
+    }
+    const identity = await built.app.inject({ method: 'GET', url: '/assets/app-fixture1.js', headers: { 'accept-encoding': 'identity' } });
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(identity.rawPayload.equals(original)).toBe(true);
+  });
+
+  it('issue 40 item 6: a browser on an unknown page gets a 404 page with a way back, an API client the JSON error', async () => {
+    const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const page = await built.app.inject({ method: 'GET', url: '/nope?token=secret-in-query', headers: browser });
+    expect(page.statusCode).toBe(404);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'none'/);
+    expect(page.body).toContain('href="/runs"');
+    expect(page.body).not.toContain('secret-in-query');
+    const client = await built.app.inject({ method: 'GET', url: '/nope' });
+    expect(client.statusCode).toBe(404);
+    expect(client.json()).toMatchObject({ code: 'not_found' });
+    const api = await built.app.inject({ method: 'GET', url: '/api/nope', headers: browser });
+    expect(api.json()).toMatchObject({ code: 'not_found' });
   });
 
   it('paths the console does not know stay 404', async () => {

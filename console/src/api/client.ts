@@ -22,8 +22,11 @@ export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting
 
 /** An API answer that is not a success, with the status the pages branch on (401 sign-in, 404 hide a feature). */
 export class ApiFailure extends Error {
-  constructor(readonly status: number, message: string) {
+  /** The run the failed request created or named, when the error body says (spec: `runId` where a run exists). */
+  readonly runId: number | null;
+  constructor(readonly status: number, message: string, runId: number | null = null) {
     super(message);
+    this.runId = runId;
   }
 }
 
@@ -39,7 +42,14 @@ export async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
   if (response.ok) return data as T;
   const message = typeof error === 'object' && error !== null && 'error' in error ? String((error as { error: unknown }).error) : response.statusText;
   if (response.status === 401) window.dispatchEvent(new Event('ars:signed-out'));
-  throw new ApiFailure(response.status, message || `HTTP ${response.status}`);
+  const runId = typeof error === 'object' && error !== null && 'runId' in error && typeof (error as { runId: unknown }).runId === 'number' ? (error as { runId: number }).runId : null;
+  throw new ApiFailure(response.status, withRetryHint(message || `HTTP ${response.status}`, response), runId);
+}
+
+/** A 429 says when to try again (issue 40 item 6): the service's Retry-After, in words. */
+function withRetryHint(message: string, response: Response): string {
+  const after = response.status === 429 ? Number(response.headers.get('retry-after')) : NaN;
+  return Number.isFinite(after) && after >= 0 ? `${message} — try again in ${after} s` : message;
 }
 
 /** Bodies for POSTs that carry no fields: a JSON body keeps the content type honest (Fastify refuses an empty one). */

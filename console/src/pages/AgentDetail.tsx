@@ -1,7 +1,7 @@
 // /agents/{id} (and /agents/new): the agent's settings, keys and webhook token, connections, webhook actions,
 // "Run now" and "Open zone app". Controls the user's role cannot use are not shown (the API refuses them: 403).
 import { useState } from 'react';
-import { api, unwrap, type Schemas } from '../api/client.ts';
+import { api, ApiFailure, unwrap, type Schemas } from '../api/client.ts';
 import { parseJson, pretty } from '../lib/format.ts';
 import { useAccess } from '../lib/session.tsx';
 import { Link, navigate } from '../lib/router.tsx';
@@ -76,13 +76,21 @@ function ExistingAgent({ id }: { id: string }) {
 function RunNow({ agentId, defaultInput }: { agentId: number; defaultInput: Record<string, unknown> }) {
   const [text, setText] = useState(pretty(defaultInput));
   const action = useAction();
+  // A start the runtime refused still made a run (failed, with the reason): issue 40 item 7, its link.
+  const [failedRun, setFailedRun] = useState<number | null>(null);
   const parsed = parseJson(text);
   const ok = parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value);
   const run = () => void action.run(async () => {
+    setFailedRun(null);
     const input = parsed.ok ? (parsed.value as Record<string, unknown>) : undefined;
-    const started = await unwrap(api.POST('/api/admin/agents/{id}/runs', { params: { path: { id: agentId } }, body: { input } }));
-    // The outcome arrives later: the run's page follows it live.
-    navigate(`/runs/${started.runId}`);
+    try {
+      const started = await unwrap(api.POST('/api/admin/agents/{id}/runs', { params: { path: { id: agentId } }, body: { input } }));
+      // The outcome arrives later: the run's page follows it live.
+      navigate(`/runs/${started.runId}`);
+    } catch (err) {
+      if (err instanceof ApiFailure) setFailedRun(err.runId);
+      throw err;
+    }
   });
   return (
     <details className="card">
@@ -92,6 +100,7 @@ function RunNow({ agentId, defaultInput }: { agentId: number; defaultInput: Reco
       {!ok && <p className="field-error">{parsed.ok ? 'Input must be a JSON object.' : `Not valid JSON: ${parsed.error}`}</p>}
       <button type="button" className="primary" disabled={!ok || action.busy} onClick={run}>Start run</button>
       <ErrorLine error={action.error} />
+      {action.error && failedRun !== null && <p><Link to={`/runs/${failedRun}`}>Open run #{failedRun}</Link> to see what happened.</p>}
     </details>
   );
 }

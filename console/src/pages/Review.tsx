@@ -29,6 +29,11 @@ export function Review() {
   );
 }
 
+/** When the run entered its current wait: its timeline's last `waiting` entry (issue 40 item 7: it showed the creation). */
+function waitingSince(timeline: Array<{ status: string; at: string }> | undefined): string | null {
+  return timeline ? ([...timeline].reverse().find((t) => t.status === 'waiting')?.at ?? null) : null;
+}
+
 // The list view has no wait state; each card reads its run (description, url, output).
 function ReviewItem({ runId, agent, created, done }: { runId: number; agent: string; created: string; done: () => void }) {
   const run = useLoad(() => unwrap(api.GET('/api/admin/runs/{runId}', { params: { path: { runId } } })), [runId]);
@@ -36,7 +41,7 @@ function ReviewItem({ runId, agent, created, done }: { runId: number; agent: str
     <li className="card review-item" aria-labelledby={`review-${runId}`}>
       <div className="review-what">
         <h2 id={`review-${runId}`}><Link to={`/runs/${runId}`}>Run #{runId}</Link> · {agent}</h2>
-        <p className="muted">Waiting since <Time iso={created} /></p>
+        <p className="muted">Waiting since <Time iso={waitingSince(run.data?.timeline) ?? created} /></p>
         <Loaded load={run}>
           {(r) => r.wait ? (
             <>

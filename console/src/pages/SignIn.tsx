@@ -30,6 +30,9 @@ export function SignIn({ signedIn }: { signedIn: (s: SessionView) => void }) {
   return (
     <main className="sign-in" id="main">
       <h1>Agent Run Service</h1>
+      {query.get('reason') === 'session-ended' && (
+        <p className="notice" role="status">Your session has ended (signed out elsewhere, expired or revoked). Sign in again to go on.</p>
+      )}
       <form onSubmit={(e) => void submit(e)} className="card">
         <label htmlFor="token">Token</label>
         <input id="token" name="token" type="password" autoComplete="current-password" required value={token}
