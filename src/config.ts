@@ -2,6 +2,7 @@
 // Nothing else in src/ reads process.env.
 import path from 'node:path';
 import { DEFAULT_KEY_ID, KEY_ID_PATTERN, type Keyring, type MasterKey } from './lib/secrets.ts';
+import { lifecycleOf, type LifecycleSettings } from './lib/lifecycle-settings.ts';
 
 export interface Config {
   port: number;
@@ -26,8 +27,7 @@ export interface Config {
   metricsToken: string | null;
   /** Finished outbox rows and alert receipts are deleted this many days after they finished or arrived. */
   retentionDays: number;
-  /** Data lifecycle, opt-in (decisions.md "Data lifecycle"); null, the default: kept indefinitely (spec 2.2). */
-  lifecycle: LifecycleSettings;
+  lifecycle: LifecycleSettings; // opt-in, decisions.md "Data lifecycle"; null: kept indefinitely (spec 2.2)
   /** How long the first answer to an Idempotency-Key is kept and replayed (decisions.md "Idempotency keys"). */
   idempotencyTtlHours: number;
   /** How long a console session lasts after sign-in (decisions.md "Sessions and roles"). */
@@ -86,15 +86,6 @@ export interface LiveStreamSettings {
   recheckMs: number;
   /** The run feed's catch-up period (admin/run-feed.ts): how late a change whose NOTIFY was missed can be. */
   pollMs: number;
-}
-
-export interface LifecycleSettings {
-  /** Terminal runs are deleted, with what names them, this many days after they finished. */
-  runRetentionDays: number | null;
-  /** Terminal runs lose their input, output and error this many days after their last change. */
-  runScrubDays: number | null;
-  /** Audit entries are deleted this many days after they were written. */
-  auditRetentionDays: number | null;
 }
 
 /** Every problem found, each printed as one line naming its setting (server.ts exits 2). */
@@ -170,21 +161,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     return fallback;
   };
   const logLevel = env.LOG_LEVEL || 'info';
-
   const idempotencyTtlHours = int('ARS_IDEMPOTENCY_TTL_HOURS', 24, 1, 720);
-  // Unset: kept indefinitely, as the contract says (spec 2.2). A run deleted or scrubbed while an Idempotency-Key
-  // still replays its first answer would cut that promise short (or replay the data the scrub removed).
-  const days = (name: string, outlastsKeys: boolean): number | null => {
-    if (env[name] === undefined || env[name] === '') return null;
-    const n = int(name, 0, 1, 36_500);
-    if (outlastsKeys && n > 0 && n * 24 < idempotencyTtlHours) problems.push(`${name} must be at least ARS_IDEMPOTENCY_TTL_HOURS (${idempotencyTtlHours} h) in days`);
-    return n > 0 ? n : null;
-  };
-  const lifecycle: LifecycleSettings = {
-    runRetentionDays: days('ARS_RUN_RETENTION_DAYS', true),
-    runScrubDays: days('ARS_RUN_SCRUB_DAYS', true),
-    auditRetentionDays: days('ARS_AUDIT_RETENTION_DAYS', false),
-  };
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
   const config: Config = {
@@ -204,7 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     metricsToken,
     retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),
-    lifecycle,
+    lifecycle: lifecycleOf(env, int, idempotencyTtlHours, problems),
     idempotencyTtlHours,
     sessionTtlHours: int('ARS_SESSION_TTL_HOURS', 12, 1, 720),
     logLevel,
