@@ -88,3 +88,32 @@ export async function seedRunningRuns(db: Db, agentIds: number[]): Promise<Array
   );
   return rows.map((r) => ({ runId: r.id, agentId: r.agent_id }));
 }
+
+/**
+ * `runs` completed runs from a year ago and earlier (30 days of them, round-robin over `agentIds`), each with a
+ * ~300 B input, a ~1 KB output and its timeline entry, what run retention (ARS_RUN_RETENTION_DAYS) deletes: in
+ * transactions of 100,000 runs so PGlite's memory and PostgreSQL's WAL stay bounded. Returns the seconds it took.
+ */
+export async function seedOldRuns(db: Db, agentIds: number[], runs: number): Promise<number> {
+  const t0 = Date.now();
+  const CHUNK = 100_000;
+  const stepMs = (30 * 86_400_000) / runs;
+  for (let first = 1; first <= runs; first += CHUNK) {
+    await db.query(
+      `WITH r AS (
+         INSERT INTO runs (agent_id, status, source, input, output_data, outputs, created_at, started_at, completed_at, updated_at)
+         SELECT ($1::bigint[])[1 + n % cardinality($1::bigint[])], 'completed', 'bench',
+           jsonb_build_object('prompt', repeat('i', 280)), jsonb_build_object('answer', repeat('o', 1000)), n % 5,
+           now() - interval '400 days' + n * $2::float8 * interval '1 millisecond',
+           now() - interval '400 days' + n * $2::float8 * interval '1 millisecond',
+           now() - interval '400 days' + (n * $2::float8 + 60000) * interval '1 millisecond',
+           now() - interval '400 days' + (n * $2::float8 + 60000) * interval '1 millisecond'
+         FROM generate_series($3::int, $4::int) AS n
+         RETURNING id, completed_at
+       )
+       INSERT INTO run_transitions (run_id, status, via, at) SELECT id, 'completed', 'callback', completed_at FROM r`,
+      [agentIds, stepMs, first, Math.min(runs, first + CHUNK - 1)],
+    );
+  }
+  return (Date.now() - t0) / 1000;
+}

@@ -21,7 +21,9 @@ import { serveParent } from './ipc.ts';
 import { overlaps } from './stats.ts';
 import { CallProfile, profiledDb, profiledRuntimes } from './profiled.ts';
 import { buildBaselines, type Baselines } from './baselines.ts';
-import { seedAgents, seedRunningRuns, type SeedCounts } from './seed.ts';
+import { seedAgents, seedOldRuns, seedRunningRuns, type SeedCounts } from './seed.ts';
+import { deleteOldRuns } from '../src/background/retention.ts';
+import { refreshRollup } from '../src/runs/run-rollup.ts';
 import type { FakeUrls, GcPause, HostProfile, MemorySample, Seeded } from './types.ts';
 
 export interface HostInit {
@@ -42,6 +44,8 @@ let baselines: Baselines | null = null;
 let window: { t0: number; cpu: NodeJS.CpuUsage; elu: ReturnType<typeof performance.eventLoopUtilization> } | null = null;
 let rssSampler: { timer: NodeJS.Timeout; max: number } | null = null;
 let inspector: Session | null = null;
+/** The retention job run back to back while a window measures (scenarios/retention.ts), and the runs it deleted. */
+let retention: { on: boolean; loop: Promise<void>; deleted: number } | null = null;
 
 /**
  * The host's garbage-collection pauses, newest last, on the machine's clock: the wake figure counts those that
@@ -82,7 +86,8 @@ serveParent({
     rawDb = o.databaseUrl ? await openPostgres(o.databaseUrl, { poolSize: 20 }) : await openPGlite(o.pgliteDir ?? undefined);
     if (o.role === 'primary') await migrate(rawDb);
     const db = profiledDb(rawDb, profile);
-    const config = loadConfig({ LOG_LEVEL: o.logLevel, HOST: '127.0.0.1', PORT: '0' });
+    // ARS_RUN_RETENTION_DAYS for the retention scenario's batches (scenarios/retention.ts); no background work runs here.
+    const config = loadConfig({ LOG_LEVEL: o.logLevel, HOST: '127.0.0.1', PORT: '0', ARS_RUN_RETENTION_DAYS: '30' });
     ctx = await createContext({
       config,
       db,
@@ -107,6 +112,52 @@ serveParent({
   },
 
   seedRunningRuns: (agentIds: number[]) => seedRunningRuns(need(rawDb, 'seedRunningRuns'), agentIds),
+
+  /** Old completed runs for run retention to delete, then the dashboard rollup's build (retention waits for it). */
+  async seedOldRuns(args: { agentIds: number[]; runs: number }): Promise<{ seedSeconds: number; rollupSeconds: number }> {
+    const db = need(rawDb, 'seedOldRuns');
+    const seedSeconds = await seedOldRuns(db, args.agentIds, args.runs);
+    // As autovacuum would, past its threshold, within a minute: without statistics the planner guesses, and reads a
+    // batch's runs through three bitmap indexes and a sort of all million instead of the first 500 by creation time.
+    await db.query('ANALYZE runs');
+    await db.query('ANALYZE run_transitions');
+    const t0 = Date.now();
+    await refreshRollup(db, new Date());
+    return { seedSeconds, rollupSeconds: (Date.now() - t0) / 1000 };
+  },
+
+  /** The runs run retention would still delete. */
+  async oldRuns(): Promise<number> {
+    const { rows } = await need(rawDb, 'oldRuns').query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE created_at < now() - interval '300 days'");
+    return rows[0]!.n;
+  },
+
+  /**
+   * Starts the retention job's run deletion as its passes go through a backlog: the same function, batches and pauses
+   * between them, cutoff (ARS_RUN_RETENTION_DAYS); passes of one batch back to back, so stopping waits for one batch
+   * rather than a pass (the job's next pass would come ten minutes later).
+   */
+  retentionStart(): void {
+    const c = need(ctx, 'retentionStart');
+    if (retention?.on) return;
+    const r: { on: boolean; loop: Promise<void>; deleted: number } = { on: true, loop: Promise.resolve(), deleted: retention?.deleted ?? 0 };
+    r.loop = (async () => {
+      while (r.on) {
+        const { runs } = await deleteOldRuns(c, new Date(Date.now() - c.config.lifecycle.runRetentionDays! * 86_400_000), 1);
+        r.deleted += runs;
+        if (runs === 0) await new Promise((done) => setTimeout(done, 50));
+      }
+    })();
+    retention = r;
+  },
+
+  /** Stops after the batch in progress; returns the runs deleted since the scenario began. */
+  async retentionStop(): Promise<number> {
+    const r = need(retention, 'retentionStop');
+    r.on = false;
+    await r.loop;
+    return r.deleted;
+  },
 
   async maxRunId(): Promise<number> {
     const { rows } = await need(rawDb, 'maxRunId').query<{ m: number | null }>('SELECT max(id) AS m FROM runs');

@@ -2,6 +2,7 @@
 // Nothing else in src/ reads process.env.
 import path from 'node:path';
 import { DEFAULT_KEY_ID, KEY_ID_PATTERN, type Keyring, type MasterKey } from './lib/secrets.ts';
+import { lifecycleOf, type LifecycleSettings } from './lib/lifecycle-settings.ts';
 
 export interface Config {
   port: number;
@@ -26,6 +27,7 @@ export interface Config {
   metricsToken: string | null;
   /** Finished outbox rows and alert receipts are deleted this many days after they finished or arrived. */
   retentionDays: number;
+  lifecycle: LifecycleSettings; // opt-in, decisions.md "Data lifecycle"; null: kept indefinitely (spec 2.2)
   /** How long the first answer to an Idempotency-Key is kept and replayed (decisions.md "Idempotency keys"). */
   idempotencyTtlHours: number;
   /** How long a console session lasts after sign-in (decisions.md "Sessions and roles"). */
@@ -159,6 +161,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     return fallback;
   };
   const logLevel = env.LOG_LEVEL || 'info';
+  const idempotencyTtlHours = int('ARS_IDEMPOTENCY_TTL_HOURS', 24, 1, 720);
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
   const config: Config = {
@@ -178,7 +181,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJsonBodyBytes: int('ARS_MAX_JSON_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     metricsToken,
     retentionDays: int('ARS_RETENTION_DAYS', 7, 1, 3650),
-    idempotencyTtlHours: int('ARS_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),
+    lifecycle: lifecycleOf(env, int, idempotencyTtlHours, problems),
+    idempotencyTtlHours,
     sessionTtlHours: int('ARS_SESSION_TTL_HOURS', 12, 1, 720),
     logLevel,
     requestLog: oneOf('ARS_REQUEST_LOG', REQUEST_LOG_SETTINGS, 'all'),

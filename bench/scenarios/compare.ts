@@ -10,6 +10,8 @@ export interface Side {
   inst: Instance;
   origin: string;
   requests: ReqSpec[];
+  /** Work the side's windows run beside their requests (retention.ts: a deletion in progress), started before each window's warm-up and stopped after it. */
+  beside?: { start(): Promise<void>; stop(): Promise<void> };
 }
 
 export interface SideResult {
@@ -47,9 +49,11 @@ async function measure(h: Harness, side: Side, warmupMs: number, durationMs: num
   const job: ThroughputJob = { origin: side.origin, requests: side.requests, connections: TIMING.connections, warmupMs, durationMs, atLeast };
   // Only on PostgreSQL (the second instance exists only then): a PGlite run would report an idle server's CPU.
   const pgCpu = h.secondary ? postgresCpuMs : async () => null;
+  await side.beside?.start();
   const pg0 = await pgCpu();
   const { result, profile } = await h.profile(side.inst, () => h.call<ThroughputResult>(h.load, 'throughput', job));
   const pg1 = await pgCpu();
+  await side.beside?.stop();
   return { r: result, p: profile, pgMs: pg0 === null || pg1 === null ? null : pg1 - pg0 };
 }
 

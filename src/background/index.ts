@@ -31,7 +31,7 @@ export function startBackgroundWork(ctx: AppContext): Background {
     new Sweeper('status-poll', every, () => pollDueRuns(ctx), ctx.log), // due runs at their agent's interval
     new Sweeper('run-timeouts', every, () => sweepTimeouts(ctx), ctx.log), // spec part 3 queued/running timeouts
     new Sweeper('run-recovery', every, () => recoverLostRuns(ctx), ctx.log), // runs whose runtime call an instance lost
-    new Sweeper('retention', RETENTION_EVERY_MS, () => pruneExpired(ctx), ctx.log), // finished outbox rows, alert receipts, expired keys
+    new Sweeper('retention', RETENTION_EVERY_MS, () => pruneExpired(ctx), ctx.log), // finished outbox rows, alert receipts, expired keys; opt-in: old runs, audit
     new Sweeper('dashboard-rollup', ROLLUP_EVERY_MS, () => refreshRollup(ctx.db, ctx.clock.now()), ctx.log), // closed days of the dashboard
     new Sweeper('runs-vacuum', RUNS_VACUUM_CHECK_EVERY_MS, () => vacuumRunsIfDue(ctx), ctx.log), // daily: keeps old days' pages all-visible
   ];

@@ -28,7 +28,8 @@ export interface RuntimeCallMetrics {
 }
 
 export type DeliveryAttemptOutcome = 'delivered' | 'retry' | 'given_up' | 'superseded' | 'error';
-export type PrunedTable = 'outbox' | 'alert_receipts' | 'idempotency_keys';
+/** `runs_scrubbed` counts runs whose input, output and error were emptied (the rows stay); the others, rows deleted. */
+export type PrunedTable = 'outbox' | 'alert_receipts' | 'idempotency_keys' | 'runs' | 'runs_scrubbed' | 'audit_log';
 
 // Requests range from a 429 answered from memory to a synchronous wait of up to 5 minutes (spec 8.3).
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -110,7 +111,7 @@ export class ServiceMetrics implements RuntimeCallMetrics {
     });
     this.#pruned = new Counter({
       name: 'ars_retention_pruned_rows_total',
-      help: 'Rows deleted by retention pruning (finished outbox rows, alert receipts, expired idempotency keys), by table.',
+      help: 'Rows deleted by retention pruning (finished outbox rows, alert receipts, expired idempotency keys; opt-in: old runs, audit entries), and runs scrubbed (table runs_scrubbed), by table.',
       labelNames: ['table'],
       registers,
     });

@@ -48,3 +48,20 @@ export async function listAudit(
   const { rows } = await q.query<AuditRow>(sql, params);
   return rows;
 }
+
+/**
+ * Audit retention, opt-in (ARS_AUDIT_RETENTION_DAYS; decisions.md "Data lifecycle"): up to `limit` entries older
+ * than `cutoff`, oldest first. Entries are appended in time order, so the primary key's order is their age order
+ * and no index on `at` is needed: the first entry young enough to stay is found from the oldest end, and the
+ * entries before it go. Nothing young goes; an old entry written after a young one (an instance whose clock
+ * lagged) waits until that one is old too.
+ */
+export async function deleteAuditBefore(q: Queryable, cutoff: Date, limit: number): Promise<number> {
+  const { rowCount } = await q.query(
+    `DELETE FROM audit_log WHERE id = ANY(ARRAY(
+       SELECT id FROM audit_log WHERE id < coalesce((SELECT min(id) FROM audit_log WHERE at >= $1), ${Number.MAX_SAFE_INTEGER})
+       ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [cutoff, limit],
+  );
+  return rowCount;
+}

@@ -10,6 +10,12 @@
 // runs created since are read from runs. So today's figures can lag by up to a refresh interval (issue 15: read from
 // runs, today cost what a day's runs cost, and its pages, changed all day, are rarely all-visible, so an index-only
 // read fetched most of them from the heap).
+//
+// Runs deleted by retention (ARS_RUN_RETENTION_DAYS, runs/run-retention.ts) are counted in run_day_deleted per day
+// and agent, by the statement that deletes them, and every count of a day's runs here adds that day's row: so the
+// rollup, a day recomputed after a surviving run of it changed, and a day read from runs all keep the deleted runs
+// (decisions.md "Data lifecycle"). A deleted run counts as created at the start of its day: a part of a day read
+// from runs holds them when it starts at 00:00 UTC.
 import type { Db, Queryable } from '../storage/db.ts';
 import { RUN_STATUSES } from './run-states.ts';
 
@@ -105,7 +111,7 @@ export async function refreshRollup(db: Db, now: Date): Promise<{ days: number }
 }
 
 /** One count column per status, in RUN_STATUSES order: `count(*) FILTER (WHERE status = 'queued')::int AS queued`, … */
-const COUNTS = RUN_STATUSES.map((st) => `count(*) FILTER (WHERE status = '${st}')::int AS ${st}`).join(', ');
+export const COUNTS = RUN_STATUSES.map((st) => `count(*) FILTER (WHERE status = '${st}')::int AS ${st}`).join(', ');
 export const COLUMNS = RUN_STATUSES.join(', ');
 /**
  * Rollup rows summed, column by column: the counts as `counts` (int for a rollup row, a day's or a span's runs of one
@@ -117,12 +123,17 @@ export const sumColumns = (counts: 'int' | 'bigint'): string =>
 /**
  * Rollup rows of the runs created in [from, to), within one UTC day (`day`, its date, as a placeholder): grouped by
  * agent alone, so PostgreSQL hashes a few thousand groups; grouped by day and agent it estimated one group per run
- * and sorted the day's runs on disk. `conditions`: further filters on runs.
+ * and sorted the day's runs on disk. From the day's start, with its deleted runs (run_day_deleted). `conditions`:
+ * further filters on agent_id.
  */
 export function dayAggregateSql(p: (value: unknown) => string, from: Date, to: Date, conditions: string[] = []): string {
   const where = [`created_at >= ${p(from)}`, `created_at < ${p(to)}`, ...conditions].join(' AND ');
-  return `SELECT ${p(dayText(from))}::date AS day, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint AS outputs
+  const day = `${p(dayText(from))}::date`;
+  const live = `SELECT ${day} AS day, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint AS outputs
      FROM runs WHERE ${where} GROUP BY agent_id`;
+  if (from.getTime() !== dayStart(from).getTime()) return live;
+  const deleted = `SELECT day, agent_id, ${COLUMNS}, outputs FROM run_day_deleted WHERE ${[`day = ${day}`, ...conditions].join(' AND ')}`;
+  return `SELECT day, agent_id, ${sumColumns('int')} FROM (${live} UNION ALL ${deleted}) d GROUP BY day, agent_id`;
 }
 
 /** The runs created on day `d` (before `to`, for the open day), written as its rollup rows. */
@@ -132,12 +143,16 @@ async function insertDay(q: Queryable, d: Date, to = new Date(d.getTime() + DAY_
   await q.query(`INSERT INTO run_day_rollup (day, agent_id, ${COLUMNS}, outputs) ${sql}`, params);
 }
 
-/** The first build: every run created before `to`, in one statement (it reads every run once). */
+/** The first build: every run created before `to`, and the deleted ones, in one statement (it reads every run once). */
 async function insertAll(q: Queryable, to: Date): Promise<void> {
   await q.query(
     `INSERT INTO run_day_rollup (day, agent_id, ${COLUMNS}, outputs)
-     SELECT (created_at AT TIME ZONE 'UTC')::date, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint
-     FROM runs WHERE created_at < $1 GROUP BY 1, 2`,
+     SELECT day, agent_id, ${sumColumns('int')} FROM (
+       SELECT (created_at AT TIME ZONE 'UTC')::date AS day, agent_id, ${COUNTS}, coalesce(sum(outputs), 0)::bigint AS outputs
+       FROM runs WHERE created_at < $1 GROUP BY 1, 2
+       UNION ALL
+       SELECT day, agent_id, ${COLUMNS}, outputs FROM run_day_deleted WHERE day < $1::date
+     ) d GROUP BY day, agent_id`,
     [to],
   );
 }
