@@ -16,7 +16,6 @@ import {
   trace,
   type Attributes,
   type Context,
-  type Link,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { suppressTracing, W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -73,11 +72,9 @@ export function contextFromHeaders(headers: Record<string, string | string[] | u
   return sc && isSpanContextValid(sc) ? extracted : null;
 }
 
-/** The active span's context as a `traceparent`, to store on a run; null without one. */
+/** The active span's context as a `traceparent` (the propagator's own writing), to store on a run; null without one. */
 export function activeTraceparent(): string | null {
-  const sc = trace.getSpanContext(context.active());
-  if (!sc || !isSpanContextValid(sc)) return null;
-  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 1).toString(16).padStart(2, '0')}`;
+  return injectTrace({}).traceparent ?? null;
 }
 
 /**
@@ -122,21 +119,6 @@ export function startClientSpan(name: string, attributes: Attributes, parent: Co
       span.end();
     },
   };
-}
-
-/** Runs `fn` in a span of its own (a child of the active context), when spans are recorded; else just runs it. */
-export async function inSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>, parent: Context = context.active(), links?: Link[]): Promise<T> {
-  if (!exporting) return fn();
-  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, links }, parent);
-  try {
-    return await context.with(trace.setSpan(parent, span), fn);
-  } catch (err) {
-    span.recordException(err as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-    throw err;
-  } finally {
-    span.end();
-  }
 }
 
 /**

@@ -147,3 +147,17 @@ test('issue 40 item 7: "Run now" on an agent whose runtime cannot be reached lin
   await expect(page).toHaveURL(/\/runs\/\d+$/);
   await expect(page.getByText('failed').first()).toBeVisible();
 });
+
+test('issue 40 item 6: a 429 says when to try again (the service\'s Retry-After)', async ({ page }) => {
+  await signIn(page, seeded.orgAdmin.token);
+  // The limiter's answer at the network boundary: the console must read Retry-After, whatever made the 429.
+  await page.route('**/api/admin/agents/*/runs', (route) =>
+    route.request().method() === 'POST'
+      ? route.fulfill({ status: 429, headers: { 'content-type': 'application/json', 'retry-after': '37' }, body: JSON.stringify({ error: 'rate limit exceeded', code: 'rate_limited', requestId: 'req_test' }) })
+      : route.fallback(),
+  );
+  await page.goto(`/agents/${seeded.agents.summary.id}`);
+  await page.getByText('Run now').click();
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page.getByRole('alert')).toHaveText('rate limit exceeded — try again in 37 s');
+});
